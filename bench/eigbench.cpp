@@ -1,0 +1,564 @@
+// eigbench: eigstream's GPU kernels against cuSOLVER, on identical inputs in the same run.
+//
+// Cases (see --help): cold batches of covariance matrices, against syevjBatched (n <= 32) and
+// XsyevBatched; a warm stream of slowly varying covariances, against cuSOLVER recomputing each step.
+// Every path is timed with CUDA events (warm-up first, median of repeats), checked for accuracy on a
+// sample (residual, orthogonality, eigenvalue error against eigstream's CPU solver in double), and
+// its device memory measured with cudaMemGetInfo. Writes JSON (--json) and a markdown table (--markdown).
+#include <cublas_v2.h>
+#include <cuda_runtime.h>
+#include <cusolverDn.h>
+
+#include <CLI/CLI.hpp>
+#include <algorithm>
+#include <chrono>
+#include <complex>
+#include <cstdio>
+#include <fstream>
+#include <functional>
+#include <iostream>
+#include <nlohmann/json.hpp>
+#include <random>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "eigstream/cuda.hpp"
+#include "eigstream/eigstream.hpp"
+
+using eigstream::index_t;
+using eigstream::real_t;
+using json = nlohmann::json;
+
+namespace {
+
+void check(cudaError_t s, const char* what) {
+  if (s != cudaSuccess) throw std::runtime_error(std::string(what) + ": " + cudaGetErrorString(s));
+}
+void check(cusolverStatus_t s, const char* what) {
+  if (s != CUSOLVER_STATUS_SUCCESS) throw std::runtime_error(std::string(what) + ": cusolver status " + std::to_string(int(s)));
+}
+void check(cublasStatus_t s, const char* what) {
+  if (s != CUBLAS_STATUS_SUCCESS) throw std::runtime_error(std::string(what) + ": cublas status " + std::to_string(int(s)));
+}
+
+template <class T> struct Traits;
+template <> struct Traits<float> {
+  static constexpr const char* name = "float";
+  static constexpr cudaDataType type = CUDA_R_32F, real = CUDA_R_32F;
+  static constexpr cublasComputeType_t compute = CUBLAS_COMPUTE_32F;
+};
+template <> struct Traits<double> {
+  static constexpr const char* name = "double";
+  static constexpr cudaDataType type = CUDA_R_64F, real = CUDA_R_64F;
+  static constexpr cublasComputeType_t compute = CUBLAS_COMPUTE_64F;
+};
+template <> struct Traits<std::complex<float>> {
+  static constexpr const char* name = "complex float";
+  static constexpr cudaDataType type = CUDA_C_32F, real = CUDA_R_32F;
+  static constexpr cublasComputeType_t compute = CUBLAS_COMPUTE_32F;
+};
+template <> struct Traits<std::complex<double>> {
+  static constexpr const char* name = "complex double";
+  static constexpr cudaDataType type = CUDA_C_64F, real = CUDA_R_64F;
+  static constexpr cublasComputeType_t compute = CUBLAS_COMPUTE_64F;
+};
+
+// syevjBatched for each scalar type.
+cusolverStatus_t syevj_batched_size(cusolverDnHandle_t h, int n, const float* a, const float* w, int* lwork, syevjInfo_t p, int count) {
+  return cusolverDnSsyevjBatched_bufferSize(h, CUSOLVER_EIG_MODE_VECTOR, CUBLAS_FILL_MODE_LOWER, n, a, n, w, lwork, p, count);
+}
+cusolverStatus_t syevj_batched_size(cusolverDnHandle_t h, int n, const double* a, const double* w, int* lwork, syevjInfo_t p, int count) {
+  return cusolverDnDsyevjBatched_bufferSize(h, CUSOLVER_EIG_MODE_VECTOR, CUBLAS_FILL_MODE_LOWER, n, a, n, w, lwork, p, count);
+}
+cusolverStatus_t syevj_batched_size(cusolverDnHandle_t h, int n, const std::complex<float>* a, const float* w, int* lwork, syevjInfo_t p, int count) {
+  return cusolverDnCheevjBatched_bufferSize(h, CUSOLVER_EIG_MODE_VECTOR, CUBLAS_FILL_MODE_LOWER, n, reinterpret_cast<const cuComplex*>(a), n, w, lwork, p, count);
+}
+cusolverStatus_t syevj_batched_size(cusolverDnHandle_t h, int n, const std::complex<double>* a, const double* w, int* lwork, syevjInfo_t p, int count) {
+  return cusolverDnZheevjBatched_bufferSize(h, CUSOLVER_EIG_MODE_VECTOR, CUBLAS_FILL_MODE_LOWER, n, reinterpret_cast<const cuDoubleComplex*>(a), n, w, lwork, p, count);
+}
+cusolverStatus_t syevj_batched(cusolverDnHandle_t h, int n, float* a, float* w, float* work, int lwork, int* info, syevjInfo_t p, int count) {
+  return cusolverDnSsyevjBatched(h, CUSOLVER_EIG_MODE_VECTOR, CUBLAS_FILL_MODE_LOWER, n, a, n, w, work, lwork, info, p, count);
+}
+cusolverStatus_t syevj_batched(cusolverDnHandle_t h, int n, double* a, double* w, double* work, int lwork, int* info, syevjInfo_t p, int count) {
+  return cusolverDnDsyevjBatched(h, CUSOLVER_EIG_MODE_VECTOR, CUBLAS_FILL_MODE_LOWER, n, a, n, w, work, lwork, info, p, count);
+}
+cusolverStatus_t syevj_batched(cusolverDnHandle_t h, int n, std::complex<float>* a, float* w, std::complex<float>* work, int lwork, int* info, syevjInfo_t p, int count) {
+  return cusolverDnCheevjBatched(h, CUSOLVER_EIG_MODE_VECTOR, CUBLAS_FILL_MODE_LOWER, n, reinterpret_cast<cuComplex*>(a), n, w, reinterpret_cast<cuComplex*>(work), lwork, info, p, count);
+}
+cusolverStatus_t syevj_batched(cusolverDnHandle_t h, int n, std::complex<double>* a, double* w, std::complex<double>* work, int lwork, int* info, syevjInfo_t p, int count) {
+  return cusolverDnZheevjBatched(h, CUSOLVER_EIG_MODE_VECTOR, CUBLAS_FILL_MODE_LOWER, n, reinterpret_cast<cuDoubleComplex*>(a), n, w, reinterpret_cast<cuDoubleComplex*>(work), lwork, info, p, count);
+}
+
+template <class T>
+class DeviceBuffer {
+ public:
+  explicit DeviceBuffer(std::size_t count = 0) { resize(count); }
+  ~DeviceBuffer() { cudaFree(data_); }
+  DeviceBuffer(const DeviceBuffer&) = delete;
+  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
+  DeviceBuffer(DeviceBuffer&& other) noexcept : data_(other.data_), count_(other.count_) { other.data_ = nullptr; }
+  void resize(std::size_t count) {
+    cudaFree(data_);
+    data_ = nullptr;
+    count_ = count;
+    if (count) check(cudaMalloc(reinterpret_cast<void**>(&data_), count * sizeof(T)), "cudaMalloc");
+  }
+  T* get() const { return data_; }
+  std::size_t size() const { return count_; }
+  std::vector<T> download() const {
+    std::vector<T> h(count_);
+    check(cudaMemcpy(h.data(), data_, count_ * sizeof(T), cudaMemcpyDeviceToHost), "download");
+    return h;
+  }
+  void upload(const std::vector<T>& h) {
+    check(cudaMemcpy(data_, h.data(), count_ * sizeof(T), cudaMemcpyHostToDevice), "upload");
+  }
+
+ private:
+  T* data_ = nullptr;
+  std::size_t count_ = 0;
+};
+
+std::size_t device_used() {
+  std::size_t free = 0, total = 0;
+  check(cudaMemGetInfo(&free, &total), "cudaMemGetInfo");
+  return total - free;
+}
+
+struct Timing {
+  double median_ms = 0;
+  double min_ms = 0;
+};
+
+// Runs prepare() then times solve() with events on `stream`, `repeat` times after one warm-up.
+Timing time_it(cudaStream_t stream, int repeat, const std::function<void()>& prepare, const std::function<void()>& solve) {
+  cudaEvent_t start, stop;
+  check(cudaEventCreate(&start), "event"), check(cudaEventCreate(&stop), "event");
+  std::vector<double> ms;
+  for (int r = 0; r <= repeat; ++r) {
+    prepare();
+    check(cudaEventRecord(start, stream), "record");
+    solve();
+    check(cudaEventRecord(stop, stream), "record");
+    check(cudaEventSynchronize(stop), "sync");
+    float t = 0;
+    check(cudaEventElapsedTime(&t, start, stop), "elapsed");
+    if (r > 0) ms.push_back(t);  // r == 0 is the warm-up
+  }
+  cudaEventDestroy(start), cudaEventDestroy(stop);
+  std::sort(ms.begin(), ms.end());
+  return {ms[ms.size() / 2], ms.front()};
+}
+
+template <class T> T gaussian(std::mt19937_64& rng) {
+  std::normal_distribution<double> d;
+  if constexpr (eigstream::is_complex_v<T>) return T(real_t<T>(d(rng)), real_t<T>(d(rng)));
+  else return T(d(rng));
+}
+
+// Covariance-like inputs generated on the GPU: A_b = M_b Z Z^H M_b^H / L, with M_b a fixed random
+// mixing whose column j is scaled by 0.85^j (a spread, realistic spectrum) and Z Gaussian n x L.
+template <class T>
+class CovarianceSource {
+ public:
+  CovarianceSource(cublasHandle_t blas, int n, index_t count, std::uint64_t seed)
+      : blas_(blas), n_(n), count_(count), rng_(seed), mixing_(std::size_t(n) * n * count),
+        snapshots_(std::size_t(n) * n * count), block_(std::size_t(n) * n * count) {
+    std::vector<T> m(mixing_.size());
+    for (index_t b = 0; b < count; ++b)
+      for (int j = 0; j < n; ++j)
+        for (int i = 0; i < n; ++i) m[std::size_t(b * n * n + i + j * n)] = gaussian<T>(rng_) * real_t<T>(std::pow(0.85, j));
+    mixing_.upload(m);
+  }
+
+  // a = forget * a + (1 - forget) * (new block's covariance); forget = 0 gives a fresh covariance.
+  void next(T* a, double forget) {
+    std::vector<T> z(snapshots_.size());
+    for (auto& x : z) x = gaussian<T>(rng_);
+    snapshots_.upload(z);
+    const int n = n_;
+    const long long nn = (long long)n * n;
+    const T one(1), zero(0);
+    // X = M Z, then A = forget A + (1 - forget) / L X X^H with L = n snapshots.
+    check(cublasGemmStridedBatchedEx(blas_, CUBLAS_OP_N, CUBLAS_OP_N, n, n, n, &one, mixing_.get(), Traits<T>::type, n, nn,
+                                     snapshots_.get(), Traits<T>::type, n, nn, &zero, block_.get(), Traits<T>::type, n, nn,
+                                     int(count_), Traits<T>::compute, CUBLAS_GEMM_DEFAULT), "gemm M Z");
+    const T alpha{real_t<T>((1 - forget) / n)}, beta{real_t<T>(forget)};
+    check(cublasGemmStridedBatchedEx(blas_, CUBLAS_OP_N, eigstream::is_complex_v<T> ? CUBLAS_OP_C : CUBLAS_OP_T, n, n, n,
+                                     &alpha, block_.get(), Traits<T>::type, n, nn, block_.get(), Traits<T>::type, n, nn,
+                                     &beta, a, Traits<T>::type, n, nn, int(count_), Traits<T>::compute, CUBLAS_GEMM_DEFAULT),
+          "gemm X X^H");
+    check(cudaDeviceSynchronize(), "generate");
+  }
+
+ private:
+  cublasHandle_t blas_;
+  int n_;
+  index_t count_;
+  std::mt19937_64 rng_;
+  DeviceBuffer<T> mixing_, snapshots_, block_;
+};
+
+struct Accuracy {
+  double residual = 0, orthogonality = 0, value_error = 0;  // worst over the sample
+  json to_json() const { return {{"residual", residual}, {"orthogonality", orthogonality}, {"value_error", value_error}}; }
+};
+
+// Worst residual, orthogonality, and eigenvalue error relative to ||A||_2 against eigstream's CPU
+// solver in double, over the first `sample` matrices. Values may come in any order (sorted here).
+template <class T>
+Accuracy measure(const std::vector<T>& a, const std::vector<real_t<T>>& w, const std::vector<T>& v, int n, index_t sample) {
+  using D = std::conditional_t<eigstream::is_complex_v<T>, std::complex<double>, double>;
+  Accuracy acc;
+  const index_t nn = index_t(n) * n;
+  for (index_t b = 0; b < sample; ++b) {
+    const T* ab = a.data() + b * nn;
+    std::vector<real_t<T>> wb(w.begin() + b * n, w.begin() + (b + 1) * n);
+    acc.residual = std::max(acc.residual, eigstream::evd_residual<T>(eigstream::matrix(ab, n, n), wb.data(),
+                                                                      eigstream::matrix(v.data() + b * nn, n, n)));
+    acc.orthogonality = std::max(acc.orthogonality, eigstream::orthogonality<T>(eigstream::matrix(v.data() + b * nn, n, n)));
+    std::vector<D> ad(ab, ab + nn);
+    std::vector<double> ref(static_cast<std::size_t>(n));
+    eigstream::Options cpu;
+    cpu.backend = eigstream::Backend::cpu;
+    cpu.symmetry_tol = 1e-4;  // the float input is Hermitian to float precision
+    eigstream::evd(eigstream::matrix<const D>(ad.data(), n, n), ref.data(), {}, cpu);
+    std::sort(wb.begin(), wb.end(), std::greater<>());
+    const double norm2 = std::max(std::abs(ref.front()), std::abs(ref.back()));
+    for (int i = 0; i < n; ++i)
+      acc.value_error = std::max(acc.value_error, std::abs(double(wb[std::size_t(i)]) - ref[std::size_t(i)]) / (norm2 > 0 ? norm2 : 1));
+  }
+  return acc;
+}
+
+// Floating-point operations of one two-sided Jacobi sweep on an n x n matrix with vectors:
+// n(n-1)/2 rotations, each updating two columns of A, two rows of A and two columns of V (6n real
+// multiply-adds... 18n flops real; a complex multiply-add is 4 real ones, so 4x for complex).
+template <class T>
+double flops_per_sweep(int n) {
+  return (eigstream::is_complex_v<T> ? 4.0 : 1.0) * 9.0 * n * n * (n - 1);
+}
+
+struct Context {
+  cusolverDnHandle_t solver;
+  cublasHandle_t blas;
+  cudaStream_t stream;
+  int repeat;
+  index_t sample;
+};
+
+template <class T>
+json cold_case(Context& ctx, int n, index_t count) {
+  using R = real_t<T>;
+  const index_t nn = index_t(n) * n;
+  DeviceBuffer<T> a{std::size_t(nn * count)};
+  CovarianceSource<T>(ctx.blas, n, count, 1234 + n).next(a.get(), 0.0);
+  const std::vector<T> host_a = a.download();
+  json out = {{"case", "cold batch"}, {"type", Traits<T>::name}, {"n", n}, {"count", count}};
+
+  {  // eigstream
+    const std::size_t before = device_used();
+    DeviceBuffer<R> w{std::size_t(n * count)};
+    DeviceBuffer<T> v{std::size_t(nn * count)};
+    DeviceBuffer<eigstream::SolveInfo> info{std::size_t(count)};
+    eigstream::Options o;
+    auto run = [&] {
+      eigstream::cuda::evd_batched(eigstream::batch<const T>(a.get(), n, n, count), eigstream::vectors(w.get(), n, count),
+                                   eigstream::batch(v.get(), n, n, count), info.get(), o, ctx.stream);
+    };
+    const Timing t = time_it(ctx.stream, ctx.repeat, [] {}, run);
+    check(cudaGetLastError(), "eigstream kernel");
+    const std::size_t bytes = device_used() - before;
+    const auto infos = info.download();
+    double sweeps = 0;
+    index_t converged = 0;
+    for (const auto& i : infos) sweeps += i.sweeps, converged += i.converged;
+    sweeps /= double(count);
+    const Accuracy acc = measure<T>(host_a, w.download(), v.download(), n, ctx.sample);
+    out["eigstream"] = {{"ms", t.median_ms}, {"min_ms", t.min_ms}, {"us_per_matrix", 1e3 * t.median_ms / count},
+                        {"mean_sweeps", sweeps}, {"converged", converged}, {"device_bytes", bytes},
+                        {"gflops", flops_per_sweep<T>(n) * sweeps * count / (t.median_ms * 1e6)},
+                        {"accuracy", acc.to_json()}};
+  }
+  json cusolver = json::array();
+  if (n <= 32) {  // syevjBatched takes n <= 32
+    const std::size_t before = device_used();
+    DeviceBuffer<T> work_a{std::size_t(nn * count)};
+    DeviceBuffer<R> w{std::size_t(n * count)};
+    DeviceBuffer<int> info{std::size_t(count)};
+    syevjInfo_t params;
+    check(cusolverDnCreateSyevjInfo(&params), "syevj info");
+    int lwork = 0;
+    check(syevj_batched_size(ctx.solver, n, work_a.get(), w.get(), &lwork, params, int(count)), "syevjBatched_bufferSize");
+    DeviceBuffer<T> work{std::size_t(lwork)};
+    auto copy_in = [&] {
+      check(cudaMemcpyAsync(work_a.get(), a.get(), nn * count * sizeof(T), cudaMemcpyDeviceToDevice, ctx.stream), "copy");
+    };
+    auto run = [&] {
+      check(syevj_batched(ctx.solver, n, work_a.get(), w.get(), work.get(), lwork, info.get(), params, int(count)), "syevjBatched");
+    };
+    const Timing t = time_it(ctx.stream, ctx.repeat, copy_in, run);
+    const std::size_t bytes = device_used() - before;
+    const Accuracy acc = measure<T>(host_a, w.download(), work_a.download(), n, ctx.sample);
+    cusolverDnDestroySyevjInfo(params);
+    cusolver.push_back({{"routine", "syevjBatched"}, {"ms", t.median_ms}, {"min_ms", t.min_ms},
+                        {"us_per_matrix", 1e3 * t.median_ms / count}, {"device_bytes", bytes}, {"accuracy", acc.to_json()}});
+  }
+  {
+    const std::size_t before = device_used();
+    DeviceBuffer<T> work_a{std::size_t(nn * count)};
+    DeviceBuffer<R> w{std::size_t(n * count)};
+    DeviceBuffer<int> info{std::size_t(count)};
+    cusolverDnParams_t params;
+    check(cusolverDnCreateParams(&params), "params");
+    std::size_t dev_bytes = 0, host_bytes = 0;
+    check(cusolverDnXsyevBatched_bufferSize(ctx.solver, params, CUSOLVER_EIG_MODE_VECTOR, CUBLAS_FILL_MODE_LOWER, n,
+                                            Traits<T>::type, work_a.get(), n, Traits<T>::real, w.get(), Traits<T>::type,
+                                            &dev_bytes, &host_bytes, count),
+          "XsyevBatched_bufferSize");
+    DeviceBuffer<char> dev_work(dev_bytes);
+    std::vector<char> host_work(host_bytes);
+    auto copy_in = [&] {
+      check(cudaMemcpyAsync(work_a.get(), a.get(), nn * count * sizeof(T), cudaMemcpyDeviceToDevice, ctx.stream), "copy");
+    };
+    auto run = [&] {
+      check(cusolverDnXsyevBatched(ctx.solver, params, CUSOLVER_EIG_MODE_VECTOR, CUBLAS_FILL_MODE_LOWER, n, Traits<T>::type,
+                                   work_a.get(), n, Traits<T>::real, w.get(), Traits<T>::type, dev_work.get(), dev_bytes,
+                                   host_work.data(), host_bytes, info.get(), count),
+            "XsyevBatched");
+    };
+    const Timing t = time_it(ctx.stream, ctx.repeat, copy_in, run);
+    const std::size_t bytes = device_used() - before;
+    const Accuracy acc = measure<T>(host_a, w.download(), work_a.download(), n, ctx.sample);
+    cusolverDnDestroyParams(params);
+    cusolver.push_back({{"routine", "XsyevBatched"}, {"ms", t.median_ms}, {"min_ms", t.min_ms},
+                        {"us_per_matrix", 1e3 * t.median_ms / count}, {"device_bytes", bytes}, {"accuracy", acc.to_json()}});
+  }
+  out["cusolver"] = cusolver;
+  double best = 1e300;
+  std::string best_name;
+  for (const auto& c : cusolver)
+    if (c["ms"].get<double>() < best) best = c["ms"], best_name = c["routine"];
+  out["best_cusolver"] = best_name;
+  out["speedup"] = best / out["eigstream"]["ms"].get<double>();
+  return out;
+}
+
+// A stream of covariances with exponential forgetting, each step warm-started from the last V.
+template <class T>
+json warm_case(Context& ctx, int n, index_t count, int steps) {
+  using R = real_t<T>;
+  const index_t nn = index_t(n) * n;
+  CovarianceSource<T> source(ctx.blas, n, count, 99 + n);
+  std::vector<DeviceBuffer<T>> a;
+  a.reserve(std::size_t(steps + 1));
+  a.emplace_back(std::size_t(nn * count));
+  source.next(a[0].get(), 0.0);
+  for (int s = 1; s <= steps; ++s) {
+    a.emplace_back(std::size_t(nn * count));
+    check(cudaMemcpy(a[s].get(), a[s - 1].get(), nn * count * sizeof(T), cudaMemcpyDeviceToDevice), "copy");
+    source.next(a[s].get(), 0.95);
+  }
+  json out = {{"case", "warm stream"}, {"type", Traits<T>::name}, {"n", n}, {"count", count}, {"steps", steps},
+              {"forgetting", 0.95}};
+  DeviceBuffer<R> w{std::size_t(n * count)};
+  DeviceBuffer<T> v[2] = {DeviceBuffer<T>(std::size_t(nn * count)), DeviceBuffer<T>(std::size_t(nn * count))};
+  DeviceBuffer<eigstream::SolveInfo> info{std::size_t(count)};
+  eigstream::Options o;
+  auto solve = [&](int s, bool warm) {
+    eigstream::cuda::evd_batched(eigstream::batch<const T>(a[s].get(), n, n, count), eigstream::vectors(w.get(), n, count),
+                                 eigstream::batch(v[s % 2].get(), n, n, count), info.get(), o, ctx.stream,
+                                 warm ? eigstream::batch<const T>(v[(s + 1) % 2].get(), n, n, count)
+                                      : eigstream::BatchView<const T>{});
+  };
+  solve(0, false);
+  check(cudaStreamSynchronize(ctx.stream), "sync");
+  double warm_ms = 0, sweeps = 0;
+  cudaEvent_t start, stop;
+  check(cudaEventCreate(&start), "event"), check(cudaEventCreate(&stop), "event");
+  for (int s = 1; s <= steps; ++s) {
+    check(cudaEventRecord(start, ctx.stream), "record");
+    solve(s, true);
+    check(cudaEventRecord(stop, ctx.stream), "record");
+    check(cudaEventSynchronize(stop), "sync");
+    float t = 0;
+    check(cudaEventElapsedTime(&t, start, stop), "elapsed");
+    warm_ms += t;
+    for (const auto& i : info.download()) sweeps += i.sweeps;
+  }
+  sweeps /= double(count) * steps;
+  const Accuracy acc = measure<T>(a[steps].download(), w.download(), v[steps % 2].download(), n, ctx.sample);
+  out["eigstream"] = {{"matrices_per_second", count * steps / (warm_ms * 1e-3)}, {"mean_sweeps", sweeps},
+                      {"accuracy_last_step", acc.to_json()}};
+
+  // cuSOLVER recomputes every step cold: the faster of its two batched routines.
+  DeviceBuffer<T> work_a{std::size_t(nn * count)};
+  DeviceBuffer<int> dinfo{std::size_t(count)};
+  cusolverDnParams_t params;
+  check(cusolverDnCreateParams(&params), "params");
+  std::size_t dev_bytes = 0, host_bytes = 0;
+  check(cusolverDnXsyevBatched_bufferSize(ctx.solver, params, CUSOLVER_EIG_MODE_VECTOR, CUBLAS_FILL_MODE_LOWER, n,
+                                          Traits<T>::type, work_a.get(), n, Traits<T>::real, w.get(), Traits<T>::type,
+                                          &dev_bytes, &host_bytes, count),
+        "XsyevBatched_bufferSize");
+  DeviceBuffer<char> dev_work(dev_bytes);
+  std::vector<char> host_work(host_bytes);
+  syevjInfo_t jparams;
+  check(cusolverDnCreateSyevjInfo(&jparams), "syevj info");
+  int lwork = 0;
+  if (n <= 32) check(syevj_batched_size(ctx.solver, n, work_a.get(), w.get(), &lwork, jparams, int(count)), "syevjBatched_bufferSize");
+  DeviceBuffer<T> jwork{std::size_t(lwork)};
+  json routines = json::object();
+  for (const std::string routine : {"syevjBatched", "XsyevBatched"}) {
+    if (routine == "syevjBatched" && n > 32) continue;
+    double ms = 0;
+    for (int s = 1; s <= steps; ++s) {
+      check(cudaMemcpyAsync(work_a.get(), a[s].get(), nn * count * sizeof(T), cudaMemcpyDeviceToDevice, ctx.stream), "copy");
+      check(cudaEventRecord(start, ctx.stream), "record");
+      if (routine == "syevjBatched")
+        check(syevj_batched(ctx.solver, n, work_a.get(), w.get(), jwork.get(), lwork, dinfo.get(), jparams, int(count)), "syevjBatched");
+      else
+        check(cusolverDnXsyevBatched(ctx.solver, params, CUSOLVER_EIG_MODE_VECTOR, CUBLAS_FILL_MODE_LOWER, n, Traits<T>::type,
+                                     work_a.get(), n, Traits<T>::real, w.get(), Traits<T>::type, dev_work.get(), dev_bytes,
+                                     host_work.data(), host_bytes, dinfo.get(), count),
+              "XsyevBatched");
+      check(cudaEventRecord(stop, ctx.stream), "record");
+      check(cudaEventSynchronize(stop), "sync");
+      float t = 0;
+      check(cudaEventElapsedTime(&t, start, stop), "elapsed");
+      ms += t;
+    }
+    routines[routine] = {{"matrices_per_second", count * steps / (ms * 1e-3)}};
+  }
+  cusolverDnDestroySyevjInfo(jparams);
+  cusolverDnDestroyParams(params);
+  cudaEventDestroy(start), cudaEventDestroy(stop);
+  double best = 0;
+  std::string best_name;
+  for (auto& [name, r] : routines.items())
+    if (double(r["matrices_per_second"]) > best) best = r["matrices_per_second"], best_name = name;
+  out["cusolver_cold"] = routines;
+  out["best_cusolver"] = best_name;
+  out["speedup"] = out["eigstream"]["matrices_per_second"].get<double>() / best;
+  return out;
+}
+
+std::string fmt(double x, int digits = 3) {
+  std::ostringstream s;
+  s.precision(digits);
+  s << x;
+  return s.str();
+}
+
+std::string markdown(const json& report) {
+  std::ostringstream md;
+  md << "# eigbench on " << report["gpu"].get<std::string>() << "\n\n"
+     << "CUDA runtime " << report["cuda_runtime"] << ", cuSOLVER " << report["cusolver_version"] << ". "
+     << "Times are medians of " << report["repeat"] << " runs after a warm-up (CUDA events). Accuracy is the worst over "
+     << report["sample"] << " matrices: residual ||AV - VL||_F/||A||_F, orthogonality ||V^H V - I||_F, eigenvalue error "
+     << "/ ||A||_2 against eigstream's CPU solver in double.\n\n";
+  md << "## Cold batch (covariance inputs, vectors computed)\n\n"
+     << "| type | n | batch | eigstream us/matrix | sweeps | GFLOP/s | best cuSOLVER | us/matrix | speedup | residual ours / cuSOLVER | orthogonality ours / cuSOLVER | device MiB ours / cuSOLVER |\n"
+     << "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |\n";
+  for (const auto& c : report["cases"]) {
+    if (c["case"] != "cold batch") continue;
+    const auto& e = c["eigstream"];
+    json best;
+    for (const auto& r : c["cusolver"])
+      if (r["routine"] == c["best_cusolver"]) best = r;
+    md << "| " << c["type"].get<std::string>() << " | " << c["n"] << " | " << c["count"] << " | "
+       << fmt(e["us_per_matrix"].get<double>()) << " | " << fmt(e["mean_sweeps"].get<double>()) << " | "
+       << fmt(e["gflops"].get<double>()) << " | " << best["routine"].get<std::string>() << " | "
+       << fmt(best["us_per_matrix"].get<double>()) << " | " << fmt(c["speedup"].get<double>()) << "x | "
+       << fmt(e["accuracy"]["residual"].get<double>(), 2) << " / " << fmt(best["accuracy"]["residual"].get<double>(), 2) << " | "
+       << fmt(e["accuracy"]["orthogonality"].get<double>(), 2) << " / " << fmt(best["accuracy"]["orthogonality"].get<double>(), 2)
+       << " | " << fmt(e["device_bytes"].get<double>() / 1048576.0) << " / " << fmt(best["device_bytes"].get<double>() / 1048576.0)
+       << " |\n";
+  }
+  md << "\n## Warm stream (forgetting 0.95, each step warm-started from the last V; cuSOLVER recomputes cold)\n\n"
+     << "| type | n | batch | steps | eigstream matrices/s | mean sweeps | best cuSOLVER cold | matrices/s | speedup |\n"
+     << "| --- | --- | --- | --- | --- | --- | --- | --- | --- |\n";
+  for (const auto& c : report["cases"]) {
+    if (c["case"] != "warm stream") continue;
+    const std::string best = c["best_cusolver"];
+    md << "| " << c["type"].get<std::string>() << " | " << c["n"] << " | " << c["count"] << " | " << c["steps"] << " | "
+       << fmt(c["eigstream"]["matrices_per_second"].get<double>(), 4) << " | "
+       << fmt(c["eigstream"]["mean_sweeps"].get<double>()) << " | " << best << " | "
+       << fmt(c["cusolver_cold"][best]["matrices_per_second"].get<double>(), 4) << " | "
+       << fmt(c["speedup"].get<double>()) << "x |\n";
+  }
+  return md.str();
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"eigbench: eigstream's batched GPU EVD against cuSOLVER on identical inputs, in one run.\n"
+               "Cold batches of covariance matrices (n = 8, 16, 32: 16384 matrices; 64: 4096) in float, complex float\n"
+               "and double against syevjBatched and XsyevBatched, and a warm stream (batch 1024, forgetting 0.95).\n"
+               "Prints a markdown table; --json and --markdown write the full results."};
+  std::string json_path, md_path, cases = "all";
+  std::vector<int> sizes = {8, 16, 32, 64};
+  std::vector<std::string> types = {"float", "complex-float", "double"};
+  Context ctx{};
+  ctx.repeat = 5;
+  ctx.sample = 32;
+  int steps = 20;
+  app.add_option("--json", json_path, "write the results as JSON to this file");
+  app.add_option("--markdown", md_path, "write the markdown table to this file");
+  app.add_option("--cases", cases, "cold, warm or all")->check(CLI::IsMember({"cold", "warm", "all"}));
+  app.add_option("--sizes", sizes, "matrix sizes n (<= 64)")->delimiter(',');
+  app.add_option("--types", types, "float, complex-float, double, complex-double")->delimiter(',');
+  app.add_option("--repeat", ctx.repeat, "timed repeats per path (median reported)")->check(CLI::PositiveNumber);
+  app.add_option("--sample", ctx.sample, "matrices per case checked for accuracy")->check(CLI::PositiveNumber);
+  app.add_option("--steps", steps, "warm stream steps")->check(CLI::PositiveNumber);
+  CLI11_PARSE(app, argc, argv);
+
+  try {
+    if (!eigstream::cuda::device_available()) {
+      std::cerr << "eigbench: no CUDA device found; eigbench measures GPU kernels and needs one\n";
+      return 2;
+    }
+    cudaDeviceProp prop;
+    check(cudaGetDeviceProperties(&prop, 0), "device properties");
+    check(cudaStreamCreate(&ctx.stream), "stream");
+    check(cusolverDnCreate(&ctx.solver), "cusolver");
+    check(cusolverDnSetStream(ctx.solver, ctx.stream), "cusolver stream");
+    check(cublasCreate(&ctx.blas), "cublas");
+    int runtime = 0, major = 0, minor = 0, patch = 0;
+    cudaRuntimeGetVersion(&runtime);
+    cusolverGetProperty(MAJOR_VERSION, &major), cusolverGetProperty(MINOR_VERSION, &minor), cusolverGetProperty(PATCH_LEVEL, &patch);
+    json report = {{"gpu", prop.name}, {"sms", prop.multiProcessorCount}, {"cuda_runtime", runtime},
+                   {"cusolver_version", std::to_string(major) + "." + std::to_string(minor) + "." + std::to_string(patch)},
+                   {"repeat", ctx.repeat}, {"sample", ctx.sample}, {"cases", json::array()}};
+    auto run_type = [&](const std::string& type, auto tag) {
+      using T = decltype(tag);
+      if (std::find(types.begin(), types.end(), type) == types.end()) return;
+      for (int n : sizes) {
+        if (cases != "warm") {
+          const index_t count = n <= 32 ? 16384 : 4096;
+          std::cerr << "cold batch " << type << " n = " << n << " x " << count << "\n";
+          report["cases"].push_back(cold_case<T>(ctx, n, count));
+        }
+        if (cases != "cold") {
+          std::cerr << "warm stream " << type << " n = " << n << "\n";
+          report["cases"].push_back(warm_case<T>(ctx, n, 1024, steps));
+        }
+      }
+    };
+    run_type("float", float{});
+    run_type("complex-float", std::complex<float>{});
+    run_type("double", double{});
+    run_type("complex-double", std::complex<double>{});
+    const std::string md = markdown(report);
+    std::cout << md;
+    if (!json_path.empty()) std::ofstream(json_path) << report.dump(2) << "\n";
+    if (!md_path.empty()) std::ofstream(md_path) << md;
+    cublasDestroy(ctx.blas), cusolverDnDestroy(ctx.solver), cudaStreamDestroy(ctx.stream);
+  } catch (const std::exception& e) {
+    std::cerr << "eigbench: " << e.what() << "\n";
+    return 1;
+  }
+  return 0;
+}

@@ -1,0 +1,53 @@
+// Device scalars: R (float, double) and Cx<R>, a complex laid out as std::complex<R>, with the few
+// operations the Jacobi kernels need, named alike for real and complex.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <type_traits>
+
+namespace eigstream::kernels {
+
+template <class R>
+struct Cx {
+  R re, im;
+};
+
+template <class S> struct RealOf { using type = S; };
+template <class R> struct RealOf<Cx<R>> { using type = R; };
+template <class S> using real_of = typename RealOf<S>::type;
+
+template <class S, class R = real_of<S>> __device__ __forceinline__ S from_real(R x) {
+  if constexpr (std::is_same_v<S, R>) return x; else return S{x, R(0)};
+}
+
+template <class R> __device__ __forceinline__ R re(R x) { return x; }
+template <class R> __device__ __forceinline__ R re(Cx<R> x) { return x.re; }
+template <class R> __device__ __forceinline__ R conj(R x) { return x; }
+template <class R> __device__ __forceinline__ Cx<R> conj(Cx<R> x) { return {x.re, -x.im}; }
+template <class R> __device__ __forceinline__ R abs2(R x) { return x * x; }
+template <class R> __device__ __forceinline__ R abs2(Cx<R> x) { return x.re * x.re + x.im * x.im; }
+// Largest component magnitude: within sqrt(2) of |x|, enough to choose a scaling.
+template <class R> __device__ __forceinline__ R max_component(R x) { return fabs(x); }
+template <class R> __device__ __forceinline__ R max_component(Cx<R> x) { return fmax(fabs(x.re), fabs(x.im)); }
+template <class R> __device__ __forceinline__ bool finite(R x) { return isfinite(x); }
+template <class R> __device__ __forceinline__ bool finite(Cx<R> x) { return isfinite(x.re) && isfinite(x.im); }
+template <class R> __device__ __forceinline__ R scale2(R x, int e) { return scalbn(x, e); }
+template <class R> __device__ __forceinline__ Cx<R> scale2(Cx<R> x, int e) { return {scalbn(x.re, e), scalbn(x.im, e)}; }
+
+template <class R> __device__ __forceinline__ Cx<R> operator+(Cx<R> a, Cx<R> b) { return {a.re + b.re, a.im + b.im}; }
+template <class R> __device__ __forceinline__ Cx<R> operator-(Cx<R> a, Cx<R> b) { return {a.re - b.re, a.im - b.im}; }
+template <class R> __device__ __forceinline__ Cx<R> operator*(Cx<R> a, Cx<R> b) {
+  return {a.re * b.re - a.im * b.im, a.re * b.im + a.im * b.re};
+}
+template <class R> __device__ __forceinline__ Cx<R> operator*(R a, Cx<R> b) { return {a * b.re, a * b.im}; }
+template <class R> __device__ __forceinline__ Cx<R> operator/(Cx<R> a, R b) { return {a.re / b, a.im / b}; }
+template <class R> __device__ __forceinline__ Cx<R>& operator+=(Cx<R>& a, Cx<R> b) { return a = a + b; }
+
+// conj(a) * b: the term of a dot product a^H b.
+template <class R> __device__ __forceinline__ R conj_mul(R a, R b) { return a * b; }
+template <class R> __device__ __forceinline__ Cx<R> conj_mul(Cx<R> a, Cx<R> b) {
+  return {a.re * b.re + a.im * b.im, a.re * b.im - a.im * b.re};
+}
+
+}  // namespace eigstream::kernels

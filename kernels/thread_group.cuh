@@ -1,0 +1,39 @@
+// A group of THREADS threads that solves one matrix: a warp (THREADS == 32, synchronised with
+// __syncwarp, several groups per block) or a whole block (synchronised with __syncthreads).
+#pragma once
+
+#include <cuda_runtime.h>
+
+namespace eigstream::kernels {
+
+template <int THREADS>
+struct ThreadGroup {
+  static_assert(THREADS % 32 == 0, "a group is whole warps");
+  static constexpr int kWarps = THREADS / 32;
+  int lane;        // 0 .. THREADS-1
+  double* scratch; // kWarps entries of shared memory (block groups only)
+
+  __device__ void sync() const {
+    if constexpr (THREADS == 32) __syncwarp(); else __syncthreads();
+  }
+
+  template <class V, class Op>
+  __device__ V reduce(V x, Op op) const {
+    for (int offset = 16; offset > 0; offset /= 2) x = op(x, __shfl_xor_sync(0xffffffffu, x, offset));
+    if constexpr (THREADS == 32) {
+      return x;
+    } else {
+      sync();  // earlier readers of scratch are done
+      if (lane % 32 == 0) scratch[lane / 32] = double(x);
+      sync();
+      V total = V(scratch[0]);
+      for (int w = 1; w < kWarps; ++w) total = op(total, V(scratch[w]));
+      return total;
+    }
+  }
+  template <class V> __device__ V sum(V x) const { return reduce(x, [](V a, V b) { return a + b; }); }
+  template <class V> __device__ V max(V x) const { return reduce(x, [](V a, V b) { return a > b ? a : b; }); }
+  __device__ bool any(bool x) const { return max(int(x)) != 0; }
+};
+
+}  // namespace eigstream::kernels

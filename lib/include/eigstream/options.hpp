@@ -1,0 +1,43 @@
+// Options of the solvers and the status they report per matrix.
+#pragma once
+
+namespace eigstream {
+
+enum class Backend { cpu, cuda, automatic };  // automatic: the GPU when it can do the work, else the CPU
+enum class Ordering { round_robin, cyclic };  // parallel chess-tournament pairs, or cyclic by row
+enum class Sort { descending, ascending, none };
+enum class Method {
+  two_sided,  // EVD by two-sided Jacobi rotations (any Hermitian matrix)
+  one_sided,  // EVD by one-sided (Hestenes) Jacobi; input must be positive semi-definite
+};
+
+struct Options {
+  // Convergence tolerance; 0 picks the default for the precision and method:
+  //   two-sided: stop when off(A) <= tol * ||A||_F, default tol = epsilon of the precision;
+  //   one-sided: stop when every pair has |gamma| / sqrt(alpha * beta) <= tol,
+  //              default tol = sqrt(rows) * epsilon (as LAPACK's xGESVJ).
+  double tol = 0;
+  int max_sweeps = 30;
+  Ordering ordering = Ordering::round_robin;
+  Sort sort = Sort::descending;
+  Backend backend = Backend::automatic;
+  Method method = Method::two_sided;  // EVD only: SVD is always one-sided
+  // Input is rejected as non-Hermitian when ||A - A^H||_F > symmetry_tol * ||A||_F;
+  // 0 picks 100 * epsilon of the precision. Only the lower triangle is used after the check.
+  double symmetry_tol = 0;
+  // Batches: false (default) throws on the first invalid matrix; true marks it in its SolveInfo,
+  // fills its outputs with NaN and solves the others.
+  bool flag_invalid = false;
+  bool throw_on_not_converged = false;
+};
+
+struct SolveInfo {
+  int sweeps = 0;         // sweeps that applied rotations (a last pass that only confirmed
+                          // convergence is not counted)
+  double off_norm = 0;    // final convergence measure, relative: off(A)/||A||_F for two-sided,
+                          // max |gamma|/sqrt(alpha*beta) over pairs for one-sided
+  bool converged = false;
+  bool invalid_input = false;  // set only with Options::flag_invalid
+};
+
+}  // namespace eigstream

@@ -1,0 +1,182 @@
+#include "validate.hpp"
+
+#include <cmath>
+#include <complex>
+#include <limits>
+#include <sstream>
+#include <vector>
+
+#include "dense.hpp"
+#include "eigstream/accuracy.hpp"
+#include "eigstream/error.hpp"
+#include "scalar.hpp"
+
+namespace eigstream::detail {
+namespace {
+
+// A warm start further than this from orthonormal is not a basis a previous solve produced.
+constexpr double kMaxWarmStartDefect = 0.1;
+
+[[noreturn]] void fail(ErrorCode code, const std::string& message) { throw Error(code, message); }
+
+template <class T>
+const char* kind_of(T x) {
+  if constexpr (is_complex_v<T>) {
+    if (std::isnan(x.real()) || std::isnan(x.imag())) return "NaN";
+  } else {
+    if (std::isnan(x)) return "NaN";
+  }
+  return "infinite";
+}
+
+}  // namespace
+
+std::string matrix_label(const char* op, index_t b, index_t count) {
+  std::ostringstream s;
+  s << op;
+  if (count > 1) s << ": matrix " << b << " of " << count;
+  return s.str();
+}
+
+template <class T>
+void check_batch(const char* op, const char* name, BatchView<T> x, index_t rows, index_t cols, index_t count,
+                 bool required) {
+  std::ostringstream s;
+  s << op << ": " << name << ' ';
+  if (x.empty()) {
+    if (required && rows > 0 && cols > 0 && count > 0) fail(ErrorCode::invalid_argument, s.str() + "is missing (null data)");
+    return;
+  }
+  if (x.rows != rows || x.cols != cols)
+    s << "is " << x.rows << " x " << x.cols << ", expected " << rows << " x " << cols;
+  else if (x.ld < std::max<index_t>(1, rows))
+    s << "has leading dimension " << x.ld << ", smaller than its " << rows << " rows";
+  else if (x.count != count)
+    s << "holds " << x.count << " matrices, expected " << count;
+  else if (count > 1 && x.stride < x.ld * cols)
+    s << "has batch stride " << x.stride << ", smaller than ld * cols = " << x.ld * cols;
+  else
+    return;
+  fail(ErrorCode::invalid_argument, s.str());
+}
+
+template <class T>
+void check_vector_batch(const char* op, const char* name, VectorBatchView<T> x, index_t size, index_t count) {
+  std::ostringstream s;
+  s << op << ": " << name << ' ';
+  if (x.empty()) {
+    if (size > 0 && count > 0) fail(ErrorCode::invalid_argument, s.str() + "is missing (null data)");
+    return;
+  }
+  if (x.size < size)
+    s << "has room for " << x.size << " values, expected " << size;
+  else if (x.count != count)
+    s << "holds " << x.count << " vectors, expected " << count;
+  else if (count > 1 && x.stride < x.size)
+    s << "has batch stride " << x.stride << ", smaller than its size " << x.size;
+  else
+    return;
+  fail(ErrorCode::invalid_argument, s.str());
+}
+
+void check_options(const char* op, const Options& o) {
+  std::ostringstream s;
+  s << op << ": ";
+  if (!(o.tol >= 0 && o.tol < 1))
+    s << "tolerance " << o.tol << " is outside [0, 1) (0 picks the default)";
+  else if (o.max_sweeps < 0)
+    s << "max_sweeps " << o.max_sweeps << " is negative";
+  else if (!(o.symmetry_tol >= 0 && std::isfinite(o.symmetry_tol)))
+    s << "symmetry_tol " << o.symmetry_tol << " must be finite and >= 0 (0 picks the default)";
+  else
+    return;
+  fail(ErrorCode::invalid_argument, s.str());
+}
+
+template <class T>
+void check_finite(const std::string& where, const char* name, MatrixView<const T> a) {
+  for (index_t j = 0; j < a.cols; ++j)
+    for (index_t i = 0; i < a.rows; ++i)
+      if (!is_finite(a(i, j))) {
+        std::ostringstream s;
+        s << where << ": " << name << '(' << i << ", " << j << ") is " << kind_of(a(i, j))
+          << " (row, column from 0)";
+        fail(ErrorCode::invalid_input, s.str());
+      }
+}
+
+template <class T>
+void check_hermitian(const std::string& where, MatrixView<const T> a, double symmetry_tol) {
+  const double defect = hermitian_defect(a);
+  const double norm = frobenius_norm(a);
+  if (defect <= symmetry_tol * norm) return;
+  index_t wi = 0, wj = 0;
+  real_t<T> worst = -1;
+  for (index_t j = 0; j < a.cols; ++j)
+    for (index_t i = j; i < a.rows; ++i) {
+      const real_t<T> d = abs_of(a(i, j) - conj_of(a(j, i)));
+      if (d > worst) worst = d, wi = i, wj = j;
+    }
+  std::ostringstream s;
+  s << where << ": A is not Hermitian: ||A - A^H||_F / ||A||_F = " << defect / norm << " > " << symmetry_tol
+    << "; worst at A(" << wi << ", " << wj << ") = " << a(wi, wj) << " against A(" << wj << ", " << wi
+    << ") = " << a(wj, wi) << " (row, column from 0)";
+  fail(ErrorCode::invalid_input, s.str());
+}
+
+template <class T>
+void load_warm_start(const std::string& where, MatrixView<const T> v0, MatrixView<T> v) {
+  check_finite(where, "warm start V0", v0);
+  for (index_t j = 0; j < v.cols; ++j)
+    for (index_t i = 0; i < v.rows; ++i) v(i, j) = v0(i, j);
+  const double defect = orthogonality<T>(v);
+  if (!(defect <= kMaxWarmStartDefect)) {
+    std::ostringstream s;
+    s << where << ": warm start V0 is not orthonormal: ||V0^H V0 - I||_F = " << defect << " > "
+      << kMaxWarmStartDefect;
+    fail(ErrorCode::invalid_input, s.str());
+  }
+  std::vector<index_t> done;
+  for (index_t j = 0; j < v.cols; ++j) {
+    orthonormalise_column(v, j, done);
+    done.push_back(j);
+  }
+}
+
+template <class T>
+double tolerance(const Options& options, bool one_sided, index_t rows) {
+  if (options.tol > 0) return options.tol;
+  const double eps = std::numeric_limits<real_t<T>>::epsilon();
+  return one_sided ? std::sqrt(double(std::max<index_t>(rows, 1))) * eps : eps;
+}
+
+template <class T>
+double symmetry_tolerance(const Options& options) {
+  return options.symmetry_tol > 0 ? options.symmetry_tol : 100 * double(std::numeric_limits<real_t<T>>::epsilon());
+}
+
+template <class T>
+real_t<T> max_abs(MatrixView<const T> a) {
+  real_t<T> m = 0;
+  for (index_t j = 0; j < a.cols; ++j)
+    for (index_t i = 0; i < a.rows; ++i) m = std::max(m, abs_of(a(i, j)));
+  return m;
+}
+
+#define EIGSTREAM_INSTANTIATE(T)                                                                                  \
+  template void check_batch<const T>(const char*, const char*, BatchView<const T>, index_t, index_t, index_t, bool); \
+  template void check_batch<T>(const char*, const char*, BatchView<T>, index_t, index_t, index_t, bool);          \
+  template void check_finite<T>(const std::string&, const char*, MatrixView<const T>);                          \
+  template void check_hermitian<T>(const std::string&, MatrixView<const T>, double);                            \
+  template void load_warm_start<T>(const std::string&, MatrixView<const T>, MatrixView<T>);                     \
+  template double tolerance<T>(const Options&, bool, index_t);                                                  \
+  template double symmetry_tolerance<T>(const Options&);                                                        \
+  template real_t<T> max_abs<T>(MatrixView<const T>);
+EIGSTREAM_INSTANTIATE(float)
+EIGSTREAM_INSTANTIATE(double)
+EIGSTREAM_INSTANTIATE(std::complex<float>)
+EIGSTREAM_INSTANTIATE(std::complex<double>)
+template void check_vector_batch<float>(const char*, const char*, VectorBatchView<float>, index_t, index_t);
+template void check_vector_batch<double>(const char*, const char*, VectorBatchView<double>, index_t, index_t);
+
+}  // namespace eigstream::detail

@@ -1,0 +1,198 @@
+// GPU batched EVD kernel against the LAPACK oracle and the CPU solver, on the hard cases.
+// Runs only on a machine with a CUDA device (CTest label gpu).
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <complex>
+#include <limits>
+#include <vector>
+
+#include "eigstream/cuda.hpp"
+#include "oracle.hpp"
+
+using namespace oracle;
+using eigstream::Backend;
+using eigstream::Error;
+using eigstream::ErrorCode;
+using eigstream::Options;
+
+namespace {
+
+Options gpu_options() {
+  Options o;
+  o.backend = Backend::cuda;
+  return o;
+}
+
+// A batch of matrices laid out with ld = n + 3 and a padded stride, to test the kernel's indexing.
+template <class T>
+struct Batch {
+  index_t n, count, ld, stride;
+  std::vector<T> a;
+  Batch(const std::vector<Matrix<T>>& ms) : n(ms[0].rows), count(index_t(ms.size())), ld(n + 3), stride(ld * n + 5) {
+    a.assign(std::size_t(stride * count), T(std::numeric_limits<real_t<T>>::quiet_NaN()));  // padding is poison
+    for (index_t b = 0; b < count; ++b)
+      for (index_t j = 0; j < n; ++j)
+        for (index_t i = 0; i < n; ++i) a[std::size_t(b * stride + i + j * ld)] = ms[std::size_t(b)](i, j);
+  }
+  eigstream::BatchView<const T> view() const { return {a.data(), n, n, ld, stride, count}; }
+};
+
+}  // namespace
+
+TEST_CASE("gpu: a CUDA device is present", "[gpu]") { REQUIRE(eigstream::cuda::device_available()); }
+
+TEMPLATE_TEST_CASE("gpu evd: hard cases against LAPACK", "[gpu]", float, double, std::complex<float>,
+                   std::complex<double>) {
+  using T = TestType;
+  const index_t n = GENERATE(1, 2, 3, 7, 8, 9, 16, 17, 31, 32, 33, 63, 64);
+  std::vector<Matrix<T>> inputs;
+  for (EvdCase c : all_evd_cases()) inputs.push_back(evd_case<T>(c, n, 1000 + std::uint64_t(n)));
+  const Batch<T> batch(inputs);
+  std::vector<real_t<T>> w(std::size_t(n * batch.count));
+  std::vector<T> v(std::size_t(n * n * batch.count));
+  std::vector<eigstream::SolveInfo> info(std::size_t(batch.count));
+  eigstream::evd_batched(batch.view(), eigstream::vectors(w.data(), n, batch.count),
+                         eigstream::batch(v.data(), n, n, batch.count), info.data(), gpu_options());
+  for (index_t b = 0; b < batch.count; ++b) {
+    const EvdCase c = all_evd_cases()[std::size_t(b)];
+    INFO(type_name<T>() << " n = " << n << " case " << to_string(c));
+    REQUIRE(info[std::size_t(b)].converged);
+    REQUIRE_FALSE(info[std::size_t(b)].invalid_input);
+    CHECK(info[std::size_t(b)].sweeps <= 15);
+    record(key<T>("gpu evd cold", "sweeps"), info[std::size_t(b)].sweeps);
+    Matrix<T> vb(n, n);
+    std::copy_n(v.begin() + b * n * n, n * n, vb.data.begin());
+    const std::vector<real_t<T>> wb(w.begin() + b * n, w.begin() + (b + 1) * n);
+    check_evd(inputs[std::size_t(b)], wb, &vb, reference_eigenvalues(inputs[std::size_t(b)]),
+              eigstream::Sort::descending, "gpu evd cold");
+  }
+}
+
+TEMPLATE_TEST_CASE("gpu evd: agrees with the CPU solver", "[gpu]", float, std::complex<float>) {
+  using T = TestType;
+  const index_t n = GENERATE(8, 32, 64);
+  const Matrix<T> a = evd_case<T>(EvdCase::covariance, n, 7);
+  Options cpu;
+  cpu.backend = Backend::cpu;
+  const EvdResult<T> on_cpu = run_evd(a, cpu), on_gpu = run_evd(a, gpu_options());
+  const double scale = std::abs(double(on_cpu.w[0])) + 1e-300;
+  for (index_t i = 0; i < n; ++i)
+    CHECK(std::abs(double(on_cpu.w[std::size_t(i)] - on_gpu.w[std::size_t(i)])) <= 8 * n * eps<T>() * scale);
+}
+
+// From 1%, reaching double's epsilon takes one sweep more than float's (as on the CPU: see
+// test_warm_start.cpp): 3 sweeps in float, 4 in double.
+TEMPLATE_TEST_CASE("gpu evd: warm start from a 1% perturbed matrix takes <= 3 sweeps (4 in double)", "[gpu]", float, double,
+                   std::complex<float>, std::complex<double>) {
+  using T = TestType;
+  const index_t n = GENERATE(8, 16, 32, 64);
+  const Matrix<T> a = evd_case<T>(EvdCase::covariance, n, 11);
+  const Matrix<T> a2 = perturb_hermitian(a, 0.01, true, 12);
+  const EvdResult<T> cold = run_evd(a, gpu_options());
+  const EvdResult<T> warm = run_evd(a2, gpu_options(), &cold.v);
+  INFO(type_name<T>() << " n = " << n);
+  REQUIRE(warm.info.converged);
+  CHECK(warm.info.sweeps <= (sizeof(real_t<T>) == 4 ? 3 : 4));
+  record(key<T>("gpu evd warm", "sweeps"), warm.info.sweeps);
+  check_evd(a2, warm.w, &warm.v, reference_eigenvalues(a2), eigstream::Sort::descending, "gpu evd warm");
+}
+
+TEST_CASE("gpu evd: a NaN matrix in a batch is flagged and the others are unaffected", "[gpu]") {
+  using T = std::complex<float>;
+  const index_t n = 32, count = 8;
+  std::vector<Matrix<T>> ms;
+  for (index_t b = 0; b < count; ++b) ms.push_back(evd_case<T>(EvdCase::random, n, 50 + std::uint64_t(b)));
+  const Batch<T> clean(ms);
+  ms[3](5, 2) = T(std::numeric_limits<float>::quiet_NaN(), 0);
+  ms[6](1, 7) = T(1e9f, 0);  // not Hermitian any more
+  const Batch<T> dirty(ms);
+  auto solve = [&](const Batch<T>& in, Options o, std::vector<float>& w, std::vector<eigstream::SolveInfo>& info) {
+    w.assign(std::size_t(n * count), 0);
+    info.assign(std::size_t(count), {});
+    eigstream::evd_batched(in.view(), eigstream::vectors(w.data(), n, count), {}, info.data(), o);
+  };
+  Options flag = gpu_options();
+  flag.flag_invalid = true;
+  std::vector<float> w_clean, w_dirty;
+  std::vector<eigstream::SolveInfo> i_clean, i_dirty;
+  solve(clean, flag, w_clean, i_clean);
+  solve(dirty, flag, w_dirty, i_dirty);
+  for (index_t b = 0; b < count; ++b) {
+    const bool bad = b == 3 || b == 6;
+    CHECK(i_dirty[std::size_t(b)].invalid_input == bad);
+    for (index_t k = 0; k < n; ++k) {
+      const float x = w_dirty[std::size_t(b * n + k)];
+      if (bad) CHECK(std::isnan(x));
+      else CHECK(x == w_clean[std::size_t(b * n + k)]);
+    }
+  }
+  // Without flag_invalid the first bad matrix is an error naming it and its entry.
+  REQUIRE_THROWS_MATCHES(solve(dirty, gpu_options(), w_dirty, i_dirty), Error,
+                         Catch::Predicate<Error>([](const Error& e) {
+                           const std::string m = e.what();
+                           return e.code() == ErrorCode::invalid_input && m.find("matrix 3 of 8") != std::string::npos &&
+                                  m.find("A(5, 2) is NaN") != std::string::npos;
+                         }, "invalid_input naming matrix 3 and A(5, 2)"));
+}
+
+TEST_CASE("gpu evd: sort orders and values-only output", "[gpu]") {
+  using T = double;
+  const index_t n = 17;
+  const Matrix<T> a = evd_case<T>(EvdCase::random, n, 99);
+  const std::vector<double> ref = reference_eigenvalues(a);
+  Options o = gpu_options();
+  o.sort = eigstream::Sort::ascending;
+  std::vector<double> w(static_cast<std::size_t>(n));
+  eigstream::evd(a.view(), w.data(), {}, o);
+  for (index_t i = 0; i < n; ++i) CHECK(std::abs(w[std::size_t(i)] - ref[std::size_t(n - 1 - i)]) <= 64 * n * eps<T>() * std::abs(ref[0]));
+}
+
+TEST_CASE("gpu evd: device interface with padded layout on a stream", "[gpu]") {
+  using T = float;
+  const index_t n = 24, count = 300, ld = 27, stride = ld * n + 11;
+  std::vector<Matrix<T>> ms;
+  for (index_t b = 0; b < count; ++b) ms.push_back(evd_case<T>(EvdCase::covariance, n, 300 + std::uint64_t(b)));
+  std::vector<T> host(std::size_t(stride * count), std::numeric_limits<T>::quiet_NaN());  // padding is poison
+  for (index_t b = 0; b < count; ++b)
+    for (index_t j = 0; j < n; ++j)
+      for (index_t i = 0; i < n; ++i) host[std::size_t(b * stride + i + j * ld)] = ms[std::size_t(b)](i, j);
+  T *d_a, *d_w, *d_v;
+  eigstream::SolveInfo* d_info;
+  REQUIRE(cudaMalloc(reinterpret_cast<void**>(&d_a), host.size() * sizeof(T)) == cudaSuccess);
+  REQUIRE(cudaMalloc(reinterpret_cast<void**>(&d_w), std::size_t(n * count) * sizeof(T)) == cudaSuccess);
+  REQUIRE(cudaMalloc(reinterpret_cast<void**>(&d_v), host.size() * sizeof(T)) == cudaSuccess);
+  REQUIRE(cudaMalloc(reinterpret_cast<void**>(&d_info), std::size_t(count) * sizeof(eigstream::SolveInfo)) == cudaSuccess);
+  cudaStream_t stream;
+  REQUIRE(cudaStreamCreate(&stream) == cudaSuccess);
+  REQUIRE(cudaMemcpyAsync(d_a, host.data(), host.size() * sizeof(T), cudaMemcpyHostToDevice, stream) == cudaSuccess);
+  eigstream::cuda::evd_batched(eigstream::BatchView<const T>{d_a, n, n, ld, stride, count},
+                               eigstream::vectors(d_w, n, count), eigstream::BatchView<T>{d_v, n, n, ld, stride, count},
+                               d_info, gpu_options(), stream);
+  std::vector<T> w(std::size_t(n * count)), v(host.size());
+  std::vector<eigstream::SolveInfo> info(static_cast<std::size_t>(count));
+  REQUIRE(cudaMemcpyAsync(w.data(), d_w, w.size() * sizeof(T), cudaMemcpyDeviceToHost, stream) == cudaSuccess);
+  REQUIRE(cudaMemcpyAsync(v.data(), d_v, v.size() * sizeof(T), cudaMemcpyDeviceToHost, stream) == cudaSuccess);
+  REQUIRE(cudaMemcpyAsync(info.data(), d_info, info.size() * sizeof(eigstream::SolveInfo), cudaMemcpyDeviceToHost, stream) == cudaSuccess);
+  REQUIRE(cudaStreamSynchronize(stream) == cudaSuccess);
+  for (index_t b = 0; b < count; b += 37) {
+    INFO("matrix " << b);
+    REQUIRE(info[std::size_t(b)].converged);
+    Matrix<T> vb(n, n);
+    for (index_t j = 0; j < n; ++j)
+      for (index_t i = 0; i < n; ++i) vb(i, j) = v[std::size_t(b * stride + i + j * ld)];
+    const std::vector<T> wb(w.begin() + b * n, w.begin() + (b + 1) * n);
+    check_evd(ms[std::size_t(b)], wb, &vb, reference_eigenvalues(ms[std::size_t(b)]), eigstream::Sort::descending,
+              "gpu evd device interface");
+  }
+  cudaFree(d_a), cudaFree(d_w), cudaFree(d_v), cudaFree(d_info), cudaStreamDestroy(stream);
+}
+
+TEST_CASE("gpu evd: problems the kernel does not take are refused clearly", "[gpu]") {
+  const Matrix<double> a = evd_case<double>(EvdCase::random, 65, 1);
+  std::vector<double> w(65);
+  REQUIRE_THROWS_MATCHES(eigstream::evd(a.view(), w.data(), {}, gpu_options()), Error,
+                         Catch::Predicate<Error>([](const Error& e) { return e.code() == ErrorCode::cuda; }, "cuda error"));
+  Options automatic;  // automatic falls back to the CPU for a problem the kernel does not take
+  REQUIRE(eigstream::evd(a.view(), w.data(), {}, automatic).converged);
+}
