@@ -243,6 +243,19 @@ __device__ void solve(const Args<S>& args, index_t b, char* smem, int lane) {
     }
   }
 
+  if (want_v) {  // unit columns: see normalise_v in jacobi_evd_registers.cuh
+    for (int j = lane; j < n; j += THREADS) {
+      R norm2 = 0;
+      for (int i = 0; i < n; ++i) norm2 += abs2(V[i + j * ld]);
+      w[j] = norm2 > R(0) ? R(1) / sqrt(norm2) : R(1);
+    }
+    g.sync();
+    for (int idx = lane; idx < n * n; idx += THREADS) {
+      const int i = idx % n, j = idx / n;
+      V[i + j * ld] = w[j] * V[i + j * ld];
+    }
+    g.sync();
+  }
   // Eigenvalues, unscaled, and their places in the requested order (ties keep index order).
   for (int i = lane; i < n; i += THREADS) w[i] = scalbn(re(A[i + i * ld]), -exponent);
   g.sync();
@@ -401,6 +414,8 @@ __global__ void __launch_bounds__(128) evd_registers_kernel(Args<S> args) {
     ++sweeps;
     for (int step = 0; step < NMAX - 1; ++step) m.step(rot, negligible);
   }
+
+  m.normalise_v();
 
   // Eigenvalues by seat, their places in the requested order (padding excluded), and the output.
   R* w = w_all[group];

@@ -153,6 +153,16 @@ struct Registers {
   }
 
   __device__ __forceinline__ int source_seat_runtime() const { return source_seat(seat, NMAX); }
+
+  // Scales the columns of V to unit length (c rounds to exactly 1 for t^2 < epsilon, lengthening
+  // both columns of every such rotation a little, always the same way).
+  __device__ __forceinline__ void normalise_v() {
+#pragma unroll
+    for (int j = 0; j < NMAX; ++j) {
+      const R norm2 = group_sum<NMAX>(mask, abs2(v[j]));
+      if (norm2 > R(0)) v[j] = (R(1) / sqrt(norm2)) * v[j];
+    }
+  }
 };
 
 }  // namespace eigstream::kernels::registers
