@@ -323,8 +323,9 @@ __global__ void __launch_bounds__(128) evd_registers_kernel(Args<S> args) {
   const S zero = from_real<S>(R(0));
 
   registers::Registers<S, NMAX> m;
+  m.lane = lane;
+  m.t = 0;
   m.set_seat(lane);
-  m.player = lane;
   m.mask = mask;
 
   // Pass 1: finiteness and the scaling exponent (coalesced: lanes read down a column).
@@ -417,25 +418,26 @@ __global__ void __launch_bounds__(128) evd_registers_kernel(Args<S> args) {
 
   m.normalise_v();
 
-  // Eigenvalues by seat, their places in the requested order (padding excluded), and the output.
+  // Eigenvalues by seat (column j of V is the eigenvector of the row now in seat j), their places in
+  // the requested order (padding excluded), and the output.
   R* w = w_all[group];
-  int* player = player_all[group];
+  int* player = player_all[group];  // the index sitting in each seat
   int* rank = rank_all[group];
   const R mine = scalbn(re(m.diagonal()), -exponent);
-  w[lane] = mine;
-  player[lane] = m.player;
+  w[m.seat] = mine;
+  player[m.seat] = lane;
   __syncwarp(mask);
-  int r = m.player;
+  int r = lane;
   if (args.sort != Sort::none) {
     r = 0;
     for (int s = 0; s < NMAX; ++s) {
       if (player[s] >= n) continue;
       const bool before = args.sort == Sort::descending ? w[s] > mine : w[s] < mine;
-      r += before || (w[s] == mine && player[s] < m.player);
+      r += before || (w[s] == mine && player[s] < lane);
     }
   }
-  rank[lane] = r;
-  if (m.player < n) args.values[b * args.stride_values + r] = mine;
+  rank[m.seat] = r;
+  if (lane < n) args.values[b * args.stride_values + r] = mine;
   __syncwarp(mask);
   if (args.vectors && lane < n) {
 #pragma unroll

@@ -3,11 +3,12 @@
 // NMAX < 32.
 //
 // Ordering (seed 001, eq. 7, in "seat" form): rotations always act on the seat pairs (2k, 2k+1);
-// after each step the rows and columns move by the chess-tournament permutation (seat 0 stays, the
-// others move one place round the table), so every pair of indices meets once in NMAX - 1 steps.
-// Column moves are compile-time register renames, row moves are warp shuffles, and the column
-// phase A <- A J and V <- V J is thread-local; the row phase A <- J^H A needs one shuffle per entry
-// (the partner row). Only the NMAX/2 rotations of a step go through shared memory.
+// after each step the indices move by the chess-tournament permutation (seat 0 stays, the others
+// move one place round the table), so every pair of indices meets once in NMAX - 1 steps. Columns
+// are stored by seat and move by compile-time register renames; rows stay in their lanes, and each
+// lane follows its row's seat (and its partner's lane) by formula. The column phase A <- A J and
+// V <- V J is thread-local; the row phase A <- J^H A needs one shuffle per entry (the partner row).
+// Only the NMAX/2 rotations of a step go through shared memory.
 // n < NMAX is padded with zero rows and columns, which never rotate (their a_pq are exactly zero).
 #pragma once
 
@@ -26,6 +27,16 @@ __host__ __device__ constexpr int position_of_seat(int s, int m) { return s % 2 
 __host__ __device__ constexpr int source_seat(int s, int m) {
   const int j = position_of_seat(s, m);
   return j == 0 ? s : seat_of_position(j == 1 ? m - 1 : j - 1, m);
+}
+// The seat that the occupant of seat s moves to.
+__host__ __device__ constexpr int destination_seat(int s, int m) {
+  const int j = position_of_seat(s, m);
+  return j == 0 ? s : seat_of_position(j == m - 1 ? 1 : j + 1, m);
+}
+// The index that sits in seat s after t steps (index i starts in seat i).
+__host__ __device__ constexpr int occupant(int s, int t, int m) {
+  const int j = position_of_seat(s, m);
+  return j == 0 ? s : seat_of_position(1 + ((j - 1 - t) % (m - 1) + (m - 1)) % (m - 1), m);
 }
 
 template <class S>
@@ -59,10 +70,12 @@ __device__ __forceinline__ R group_sum(unsigned mask, R x) {
 template <class S, int NMAX>
 struct Registers {
   using R = real_of<S>;
-  S a[NMAX];  // row `seat` of A, columns by seat
+  S a[NMAX];  // row `lane` of A, columns by seat
   S v[NMAX];  // row `lane` of V, columns by seat
-  int seat;   // this lane's seat (= lane in the group)
-  int player; // the original index of the row in this seat (>= n: padding)
+  int lane;   // the row's index (>= n: padding)
+  int seat;   // where index `lane` sits now
+  int partner;  // the lane whose index sits in seat ^ 1
+  int t;      // steps taken, modulo NMAX - 1
   unsigned mask;
   // One-hot masks of this seat and its partner's, made opaque to the compiler: written as
   // `j == seat`, the selections below let it replace a[j] by a[seat], a run-time index that moves
@@ -71,6 +84,7 @@ struct Registers {
 
   __device__ __forceinline__ void set_seat(int s) {
     seat = s;
+    partner = occupant(s ^ 1, t, NMAX);
     asm("mov.b32 %0, %1;" : "=r"(me_bit) : "r"(1u << s));
     asm("mov.b32 %0, %1;" : "=r"(partner_bit) : "r"(1u << (s ^ 1)));
   }
@@ -105,7 +119,7 @@ struct Registers {
     // seats then read the same parameters, so rows p and q always move together.
     const bool even = seat % 2 == 0;
     const R d = re(diagonal());
-    const R d_partner = shfl_xor<NMAX>(mask, d, 1);
+    const R d_partner = shfl<NMAX>(mask, d, partner);
     if (even) {
       const S b = partner_entry();
       const R abs_b = sqrt(abs2(b));
@@ -134,25 +148,22 @@ struct Registers {
     // Rows: A <- J^H A; the 2 x 2 block of a rotated pair gets its exact diagonal and zeros.
 #pragma unroll
     for (int j = 0; j < NMAX; ++j) {
-      const S other = shfl_xor<NMAX>(mask, a[j], 1);
+      const S other = shfl<NMAX>(mask, a[j], partner);
       S x = even ? mine.c * a[j] - mine.s_e * other : mine.s_ec * other + mine.c * a[j];
       if (mine.active && is_me(j)) x = from_real<S>(even ? mine.app : mine.aqq);
       if (mine.active && is_partner(j)) x = from_real<S>(R(0));
       a[j] = x;
     }
-    // The tournament move: rows by shuffle, columns (of A and V) by register renaming.
-    const int from = source_seat_runtime();
-#pragma unroll
-    for (int j = 0; j < NMAX; ++j) a[j] = shfl<NMAX>(mask, a[j], from);
-    player = __shfl_sync(mask, player, from, NMAX);
+    // The tournament move: columns (of A and V) by register renaming; the row follows its seat.
     S ta[NMAX], tv[NMAX];
 #pragma unroll
     for (int j = 0; j < NMAX; ++j) ta[j] = a[source_seat(j, NMAX)], tv[j] = v[source_seat(j, NMAX)];
 #pragma unroll
     for (int j = 0; j < NMAX; ++j) a[j] = ta[j], v[j] = tv[j];
+    t = t == NMAX - 2 ? 0 : t + 1;
+    set_seat(destination_seat(seat, NMAX));
   }
 
-  __device__ __forceinline__ int source_seat_runtime() const { return source_seat(seat, NMAX); }
 
   // Scales the columns of V to unit length (c rounds to exactly 1 for t^2 < epsilon, lengthening
   // both columns of every such rotation a little, always the same way).
