@@ -232,43 +232,6 @@ MatrixView<const T> const_view(const std::vector<T>& data, index_t rows, index_t
   return eigstream::matrix(data.data(), rows, cols);
 }
 
-// Values one per line, with max_digits10 significant digits. A regular file is written through a
-// temporary renamed into place; an existing device or pipe (e.g. /dev/stdout) is written directly.
-template <class R>
-void write_values(const std::string& path, const std::vector<R>& values) {
-  namespace fs = std::filesystem;
-  if (path.empty()) return;
-  std::error_code ec;
-  const fs::file_status status = fs::status(path, ec);
-  const bool in_place = fs::exists(status) && !fs::is_regular_file(status);
-  std::string target = path;
-  if (!in_place && fs::is_symlink(fs::symlink_status(path, ec))) {
-    const fs::path resolved = fs::weakly_canonical(path, ec);
-    if (!ec) target = resolved.string();
-  }
-  const std::string tmp = in_place ? target : target + ".tmp";
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (!out) throw Error(ErrorCode::io, path + ": cannot open for writing: " + std::strerror(errno));
-    char buf[64];
-    for (const R x : values) {
-      std::snprintf(buf, sizeof buf, "%.*g\n", std::numeric_limits<R>::max_digits10, static_cast<double>(x));
-      out << buf;
-    }
-    out.close();
-    if (!out) {
-      if (!in_place) fs::remove(tmp, ec);
-      throw Error(ErrorCode::io, path + ": write failed");
-    }
-  }
-  if (in_place) return;
-  fs::rename(tmp, target, ec);
-  if (ec) {
-    fs::remove(tmp, ec);
-    throw Error(ErrorCode::io, path + ": cannot replace the file: " + ec.message());
-  }
-}
-
 template <class T>
 nlohmann::ordered_json result_head(const Args& args) {
   nlohmann::ordered_json j;
@@ -314,7 +277,7 @@ int run_evd(const Args& args, const MatrixFile& file) {
                                                    const_view(v0, n, n));
   const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
 
-  write_values(args.values, w);
+  if (!args.values.empty()) eigstream::write_values(args.values, w.data(), index_t(w.size()));
   if (!args.vectors.empty())
     eigstream::write_matrix_market<T>(args.vectors, const_view(v, n, n),
                                       "eigstream evd: eigenvectors of " + args.in + ", one per column");
@@ -346,7 +309,7 @@ int run_svd(const Args& args, const MatrixFile& file) {
                      eigstream::matrix(v.data(), n, k), solver_options(args), const_view(w0, k, k));
   const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
 
-  write_values(args.s, s);
+  if (!args.s.empty()) eigstream::write_values(args.s, s.data(), index_t(s.size()));
   if (!args.u.empty())
     eigstream::write_matrix_market<T>(args.u, const_view(u, m, k),
                                       "eigstream svd: left singular vectors of " + args.in + ", one per column");

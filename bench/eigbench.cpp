@@ -120,6 +120,73 @@ class DeviceBuffer {
   std::size_t count_ = 0;
 };
 
+// One of cuSOLVER's batched Hermitian EVD routines with its buffers: solve() overwrites a() (count
+// packed n x n matrices, lower triangle read) with the eigenvectors and fills w().
+template <class T>
+class CusolverEvd {
+ public:
+  // syevjBatched takes n <= 32; XsyevBatched any n.
+  static std::vector<std::string> routines(int n) {
+    if (n <= 32) return {"syevjBatched", "XsyevBatched"};
+    return {"XsyevBatched"};
+  }
+
+  CusolverEvd(cusolverDnHandle_t handle, const std::string& routine, int n, index_t count)
+      : handle_(handle), syevj_(routine == "syevjBatched"), n_(n), count_(count),
+        a_(std::size_t(index_t(n) * n * count)), w_(std::size_t(n * count)), info_(std::size_t(count)) {
+    if (syevj_) {
+      check(cusolverDnCreateSyevjInfo(&syevj_params_), "syevj info");
+      check(syevj_batched_size(handle_, n_, a_.get(), w_.get(), &lwork_, syevj_params_, int(count_)), "syevjBatched_bufferSize");
+      work_.resize(std::size_t(lwork_));
+    } else {
+      check(cusolverDnCreateParams(&params_), "params");
+      check(cusolverDnXsyevBatched_bufferSize(handle_, params_, CUSOLVER_EIG_MODE_VECTOR, CUBLAS_FILL_MODE_LOWER, n_,
+                                              Traits<T>::type, a_.get(), n_, Traits<T>::real, w_.get(), Traits<T>::type,
+                                              &device_bytes_, &host_bytes_, count_),
+            "XsyevBatched_bufferSize");
+      device_work_.resize(device_bytes_);
+      host_work_.resize(host_bytes_);
+    }
+  }
+  ~CusolverEvd() {
+    if (syevj_params_) cusolverDnDestroySyevjInfo(syevj_params_);
+    if (params_) cusolverDnDestroyParams(params_);
+  }
+  CusolverEvd(const CusolverEvd&) = delete;
+  CusolverEvd& operator=(const CusolverEvd&) = delete;
+
+  T* a() const { return a_.get(); }
+  const DeviceBuffer<T>& vectors() const { return a_; }
+  const DeviceBuffer<real_t<T>>& values() const { return w_; }
+
+  void solve() {
+    if (syevj_)
+      check(syevj_batched(handle_, n_, a_.get(), w_.get(), work_.get(), lwork_, info_.get(), syevj_params_, int(count_)),
+            "syevjBatched");
+    else
+      check(cusolverDnXsyevBatched(handle_, params_, CUSOLVER_EIG_MODE_VECTOR, CUBLAS_FILL_MODE_LOWER, n_, Traits<T>::type,
+                                   a_.get(), n_, Traits<T>::real, w_.get(), Traits<T>::type, device_work_.get(),
+                                   device_bytes_, host_work_.data(), host_bytes_, info_.get(), count_),
+            "XsyevBatched");
+  }
+
+ private:
+  cusolverDnHandle_t handle_;
+  bool syevj_;
+  int n_;
+  index_t count_;
+  DeviceBuffer<T> a_;
+  DeviceBuffer<real_t<T>> w_;
+  DeviceBuffer<int> info_;
+  syevjInfo_t syevj_params_ = nullptr;
+  int lwork_ = 0;
+  DeviceBuffer<T> work_;
+  cusolverDnParams_t params_ = nullptr;
+  std::size_t device_bytes_ = 0, host_bytes_ = 0;
+  DeviceBuffer<char> device_work_;
+  std::vector<char> host_work_;
+};
+
 std::size_t device_used() {
   std::size_t free = 0, total = 0;
   check(cudaMemGetInfo(&free, &total), "cudaMemGetInfo");
@@ -282,57 +349,16 @@ json cold_case(Context& ctx, int n, index_t count) {
                         {"accuracy", acc.to_json()}};
   }
   json cusolver = json::array();
-  if (n <= 32) {  // syevjBatched takes n <= 32
+  for (const std::string& routine : CusolverEvd<T>::routines(n)) {
     const std::size_t before = device_used();
-    DeviceBuffer<T> work_a{std::size_t(nn * count)};
-    DeviceBuffer<R> w{std::size_t(n * count)};
-    DeviceBuffer<int> info{std::size_t(count)};
-    syevjInfo_t params;
-    check(cusolverDnCreateSyevjInfo(&params), "syevj info");
-    int lwork = 0;
-    check(syevj_batched_size(ctx.solver, n, work_a.get(), w.get(), &lwork, params, int(count)), "syevjBatched_bufferSize");
-    DeviceBuffer<T> work{std::size_t(lwork)};
+    CusolverEvd<T> solver(ctx.solver, routine, n, count);
     auto copy_in = [&] {
-      check(cudaMemcpyAsync(work_a.get(), a.get(), nn * count * sizeof(T), cudaMemcpyDeviceToDevice, ctx.stream), "copy");
+      check(cudaMemcpyAsync(solver.a(), a.get(), nn * count * sizeof(T), cudaMemcpyDeviceToDevice, ctx.stream), "copy");
     };
-    auto run = [&] {
-      check(syevj_batched(ctx.solver, n, work_a.get(), w.get(), work.get(), lwork, info.get(), params, int(count)), "syevjBatched");
-    };
-    const Timing t = time_it(ctx.stream, ctx.repeat, copy_in, run);
+    const Timing t = time_it(ctx.stream, ctx.repeat, copy_in, [&] { solver.solve(); });
     const std::size_t bytes = device_used() - before;
-    const Accuracy acc = measure<T>(host_a, w.download(), work_a.download(), n, ctx.sample);
-    cusolverDnDestroySyevjInfo(params);
-    cusolver.push_back({{"routine", "syevjBatched"}, {"ms", t.median_ms}, {"min_ms", t.min_ms},
-                        {"us_per_matrix", 1e3 * t.median_ms / count}, {"device_bytes", bytes}, {"accuracy", acc.to_json()}});
-  }
-  {
-    const std::size_t before = device_used();
-    DeviceBuffer<T> work_a{std::size_t(nn * count)};
-    DeviceBuffer<R> w{std::size_t(n * count)};
-    DeviceBuffer<int> info{std::size_t(count)};
-    cusolverDnParams_t params;
-    check(cusolverDnCreateParams(&params), "params");
-    std::size_t dev_bytes = 0, host_bytes = 0;
-    check(cusolverDnXsyevBatched_bufferSize(ctx.solver, params, CUSOLVER_EIG_MODE_VECTOR, CUBLAS_FILL_MODE_LOWER, n,
-                                            Traits<T>::type, work_a.get(), n, Traits<T>::real, w.get(), Traits<T>::type,
-                                            &dev_bytes, &host_bytes, count),
-          "XsyevBatched_bufferSize");
-    DeviceBuffer<char> dev_work(dev_bytes);
-    std::vector<char> host_work(host_bytes);
-    auto copy_in = [&] {
-      check(cudaMemcpyAsync(work_a.get(), a.get(), nn * count * sizeof(T), cudaMemcpyDeviceToDevice, ctx.stream), "copy");
-    };
-    auto run = [&] {
-      check(cusolverDnXsyevBatched(ctx.solver, params, CUSOLVER_EIG_MODE_VECTOR, CUBLAS_FILL_MODE_LOWER, n, Traits<T>::type,
-                                   work_a.get(), n, Traits<T>::real, w.get(), Traits<T>::type, dev_work.get(), dev_bytes,
-                                   host_work.data(), host_bytes, info.get(), count),
-            "XsyevBatched");
-    };
-    const Timing t = time_it(ctx.stream, ctx.repeat, copy_in, run);
-    const std::size_t bytes = device_used() - before;
-    const Accuracy acc = measure<T>(host_a, w.download(), work_a.download(), n, ctx.sample);
-    cusolverDnDestroyParams(params);
-    cusolver.push_back({{"routine", "XsyevBatched"}, {"ms", t.median_ms}, {"min_ms", t.min_ms},
+    const Accuracy acc = measure<T>(host_a, solver.values().download(), solver.vectors().download(), n, ctx.sample);
+    cusolver.push_back({{"routine", routine}, {"ms", t.median_ms}, {"min_ms", t.min_ms},
                         {"us_per_matrix", 1e3 * t.median_ms / count}, {"device_bytes", bytes}, {"accuracy", acc.to_json()}});
   }
   out["cusolver"] = cusolver;
@@ -392,37 +418,15 @@ json warm_case(Context& ctx, int n, index_t count, int steps) {
   out["eigstream"] = {{"matrices_per_second", count * steps / (warm_ms * 1e-3)}, {"mean_sweeps", sweeps},
                       {"accuracy_last_step", acc.to_json()}};
 
-  // cuSOLVER recomputes every step cold: the faster of its two batched routines.
-  DeviceBuffer<T> work_a{std::size_t(nn * count)};
-  DeviceBuffer<int> dinfo{std::size_t(count)};
-  cusolverDnParams_t params;
-  check(cusolverDnCreateParams(&params), "params");
-  std::size_t dev_bytes = 0, host_bytes = 0;
-  check(cusolverDnXsyevBatched_bufferSize(ctx.solver, params, CUSOLVER_EIG_MODE_VECTOR, CUBLAS_FILL_MODE_LOWER, n,
-                                          Traits<T>::type, work_a.get(), n, Traits<T>::real, w.get(), Traits<T>::type,
-                                          &dev_bytes, &host_bytes, count),
-        "XsyevBatched_bufferSize");
-  DeviceBuffer<char> dev_work(dev_bytes);
-  std::vector<char> host_work(host_bytes);
-  syevjInfo_t jparams;
-  check(cusolverDnCreateSyevjInfo(&jparams), "syevj info");
-  int lwork = 0;
-  if (n <= 32) check(syevj_batched_size(ctx.solver, n, work_a.get(), w.get(), &lwork, jparams, int(count)), "syevjBatched_bufferSize");
-  DeviceBuffer<T> jwork{std::size_t(lwork)};
+  // cuSOLVER recomputes every step cold: the faster of its batched routines.
   json routines = json::object();
-  for (const std::string routine : {"syevjBatched", "XsyevBatched"}) {
-    if (routine == "syevjBatched" && n > 32) continue;
+  for (const std::string& routine : CusolverEvd<T>::routines(n)) {
+    CusolverEvd<T> solver(ctx.solver, routine, n, count);
     double ms = 0;
     for (int s = 1; s <= steps; ++s) {
-      check(cudaMemcpyAsync(work_a.get(), a[s].get(), nn * count * sizeof(T), cudaMemcpyDeviceToDevice, ctx.stream), "copy");
+      check(cudaMemcpyAsync(solver.a(), a[s].get(), nn * count * sizeof(T), cudaMemcpyDeviceToDevice, ctx.stream), "copy");
       check(cudaEventRecord(start, ctx.stream), "record");
-      if (routine == "syevjBatched")
-        check(syevj_batched(ctx.solver, n, work_a.get(), w.get(), jwork.get(), lwork, dinfo.get(), jparams, int(count)), "syevjBatched");
-      else
-        check(cusolverDnXsyevBatched(ctx.solver, params, CUSOLVER_EIG_MODE_VECTOR, CUBLAS_FILL_MODE_LOWER, n, Traits<T>::type,
-                                     work_a.get(), n, Traits<T>::real, w.get(), Traits<T>::type, dev_work.get(), dev_bytes,
-                                     host_work.data(), host_bytes, dinfo.get(), count),
-              "XsyevBatched");
+      solver.solve();
       check(cudaEventRecord(stop, ctx.stream), "record");
       check(cudaEventSynchronize(stop), "sync");
       float t = 0;
@@ -431,8 +435,6 @@ json warm_case(Context& ctx, int n, index_t count, int steps) {
     }
     routines[routine] = {{"matrices_per_second", count * steps / (ms * 1e-3)}};
   }
-  cusolverDnDestroySyevjInfo(jparams);
-  cusolverDnDestroyParams(params);
   cudaEventDestroy(start), cudaEventDestroy(stop);
   double best = 0;
   std::string best_name;

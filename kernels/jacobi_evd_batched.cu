@@ -337,14 +337,7 @@ __global__ void __launch_bounds__(128) evd_registers_kernel(Args<S> args) {
     bad |= !finite(x);
     amax = fmax(amax, max_component(x));
   }
-  if (__any_sync(mask, bad)) {
-    const R nan = R(__longlong_as_double(0x7ff8000000000000ll));
-    if (lane < n) args.values[b * args.stride_values + lane] = nan;
-    if (args.vectors && lane < n)
-      for (int j = 0; j < n; ++j) args.vectors[b * args.stride_v + lane + index_t(j) * args.ldv] = from_real<S>(nan);
-    if (lane == 0) args.info[b] = SolveInfo{0, 0.0, false, true};
-    return;
-  }
+  if (__any_sync(mask, bad)) return write_invalid(args, b, lane, NMAX);
   for (int offset = NMAX / 2; offset > 0; offset /= 2) amax = fmax(amax, __shfl_xor_sync(mask, amax, offset, NMAX));
   const int exponent = amax > R(0) ? -ilogb(amax) : 0;
 
@@ -361,14 +354,7 @@ __global__ void __launch_bounds__(128) evd_registers_kernel(Args<S> args) {
   }
   defect2 = registers::group_sum<NMAX>(mask, defect2);
   norm2 = registers::group_sum<NMAX>(mask, norm2);
-  if (!(sqrt(defect2) <= args.symmetry_tol * sqrt(norm2))) {
-    const R nan = R(__longlong_as_double(0x7ff8000000000000ll));
-    if (lane < n) args.values[b * args.stride_values + lane] = nan;
-    if (args.vectors && lane < n)
-      for (int j = 0; j < n; ++j) args.vectors[b * args.stride_v + lane + index_t(j) * args.ldv] = from_real<S>(nan);
-    if (lane == 0) args.info[b] = SolveInfo{0, 0.0, false, true};
-    return;
-  }
+  if (!(sqrt(defect2) <= args.symmetry_tol * sqrt(norm2))) return write_invalid(args, b, lane, NMAX);
 
   // V: identity, or the warm start (padded with the identity); then B = V0^H A V0 in row `lane`.
   const S* v0 = args.warm_start ? args.warm_start + b * args.stride_w : nullptr;

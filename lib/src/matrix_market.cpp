@@ -336,6 +336,15 @@ void write_matrix_market(const std::string& path, MatrixView<const T> a, const s
   });
 }
 
+template <class R>
+void write_values(const std::string& path, const R* values, index_t count) {
+  write_file(path, [&](std::ostream& out) {
+    for (index_t i = 0; i < count; ++i) out << format_real(values[i], std::numeric_limits<R>::max_digits10) << '\n';
+  });
+}
+
+template void write_values<float>(const std::string&, const float*, index_t);
+template void write_values<double>(const std::string&, const double*, index_t);
 template void write_matrix_market<float>(const std::string&, MatrixView<const float>, const std::string&);
 template void write_matrix_market<double>(const std::string&, MatrixView<const double>, const std::string&);
 template void write_matrix_market<std::complex<float>>(const std::string&, MatrixView<const std::complex<float>>,

@@ -1,4 +1,6 @@
-// Matrix Market files in array (dense) format: real or complex; general, symmetric or hermitian.
+// Matrix Market files in array (dense) format: real or complex; general, symmetric or hermitian;
+// and plain value files (one number per line). A file is written through a temporary renamed into
+// place, so a failed write leaves no half file; an existing device or pipe is written directly.
 // Errors are eigstream::Error with code io, naming the file and line at fault.
 #pragma once
 
@@ -28,5 +30,9 @@ MatrixFile read_matrix_market(const std::string& path);
 // Writes `a` as a general array matrix (real or complex by T) with full round-trip precision.
 template <class T>
 void write_matrix_market(const std::string& path, MatrixView<const T> a, const std::string& comment = "");
+
+// Writes real values one per line with full round-trip precision (eigenvalues, singular values).
+template <class R>
+void write_values(const std::string& path, const R* values, index_t count);
 
 }  // namespace eigstream
