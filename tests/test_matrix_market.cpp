@@ -7,6 +7,7 @@
 #include <cmath>
 #include <complex>
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -215,6 +216,33 @@ TEST_CASE("matrix market: a failed write names the path and leaves no file", "[m
     CHECK(std::string(e.what()).find(path) != std::string::npos);
   }
   CHECK_FALSE(fs::exists(path));
+}
+
+TEMPLATE_TEST_CASE("values files: one value per line, bit-exact back through strtod", "[matrix_market]", float,
+                   double) {
+  using R = TestType;
+  TempDir dir;
+  const std::vector<R> values = {R(1) / R(3), -std::numeric_limits<R>::max(), std::numeric_limits<R>::denorm_min(),
+                                 R(0), R(-0.0), R(6.02214076e23)};
+  const std::string path = dir.file("w.txt");
+  eigstream::write_values(path, values.data(), eigstream::index_t(values.size()));
+  std::ifstream in(path);
+  std::vector<R> back;
+  for (std::string line; std::getline(in, line);) back.push_back(R(std::strtod(line.c_str(), nullptr)));
+  REQUIRE(back.size() == values.size());
+  for (std::size_t i = 0; i < values.size(); ++i) {
+    CHECK(back[i] == values[i]);
+    CHECK(std::signbit(back[i]) == std::signbit(values[i]));
+  }
+  const std::string bad = dir.file("no_such_dir/w.txt");
+  try {
+    eigstream::write_values(bad, values.data(), eigstream::index_t(values.size()));
+    FAIL("no error was thrown");
+  } catch (const Error& e) {
+    CHECK(e.code() == ErrorCode::io);
+    CHECK(std::string(e.what()).find(bad) != std::string::npos);
+  }
+  CHECK_FALSE(fs::exists(bad));
 }
 
 TEST_CASE("matrix market: symmetric storage is expanded", "[matrix_market]") {
