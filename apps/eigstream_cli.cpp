@@ -187,9 +187,6 @@ eigstream::Options solver_options(const Args& args) {
   return o;
 }
 
-// The backend that ran. SolveInfo does not report it; with auto the CPU ran unless CUDA exists.
-const char* backend_ran(const Args& args) { return args.backend == "cuda" ? "cuda" : "cpu"; }
-
 std::string shape(index_t rows, index_t cols) { return std::to_string(rows) + " x " + std::to_string(cols); }
 
 void require_nonempty(const Args& args, const MatrixFile& file) {
@@ -232,11 +229,12 @@ MatrixView<const T> const_view(const std::vector<T>& data, index_t rows, index_t
   return eigstream::matrix(data.data(), rows, cols);
 }
 
+// `backend`: the one the library ran (eigstream::evd_backend / svd_backend).
 template <class T>
-nlohmann::ordered_json result_head(const Args& args) {
+nlohmann::ordered_json result_head(const Args& args, eigstream::Backend backend) {
   nlohmann::ordered_json j;
   j["command"] = args.command == Command::evd ? "evd" : "svd";
-  j["backend"] = backend_ran(args);
+  j["backend"] = backend == eigstream::Backend::cuda ? "cuda" : "cpu";
   j["precision"] = std::is_same_v<real_t<T>, float> ? "float" : "double";
   j["complex"] = eigstream::is_complex_v<T>;
   return j;
@@ -282,7 +280,7 @@ int run_evd(const Args& args, const MatrixFile& file) {
     eigstream::write_matrix_market<T>(args.vectors, const_view(v, n, n),
                                       "eigstream evd: eigenvectors of " + args.in + ", one per column");
 
-  nlohmann::ordered_json j = result_head<T>(args);
+  nlohmann::ordered_json j = result_head<T>(args, eigstream::evd_backend(n, 1, solver_options(args)));
   j["n"] = n;
   j["sweeps"] = info.sweeps;
   j["converged"] = info.converged;
@@ -317,7 +315,7 @@ int run_svd(const Args& args, const MatrixFile& file) {
     eigstream::write_matrix_market<T>(args.v, const_view(v, n, k),
                                       "eigstream svd: right singular vectors of " + args.in + ", one per column");
 
-  nlohmann::ordered_json j = result_head<T>(args);
+  nlohmann::ordered_json j = result_head<T>(args, eigstream::svd_backend(m, n, 1, solver_options(args)));
   j["m"] = m;
   j["n"] = n;
   j["sweeps"] = info.sweeps;
