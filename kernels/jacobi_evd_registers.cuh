@@ -164,7 +164,6 @@ struct Registers {
     set_seat(destination_seat(seat, NMAX));
   }
 
-
   // Scales the columns of V to unit length (c rounds to exactly 1 for t^2 < epsilon, lengthening
   // both columns of every such rotation a little, always the same way).
   __device__ __forceinline__ void normalise_v() {
