@@ -1,10 +1,13 @@
 // eigbench: eigstream's GPU kernels against cuSOLVER, on identical inputs in the same run.
 //
 // Cases (see --help): cold batches of covariance matrices, against syevjBatched (n <= 32) and
-// XsyevBatched; a warm stream of slowly varying covariances, against cuSOLVER recomputing each step.
-// Every path is timed with CUDA events (warm-up first, median of repeats), checked for accuracy on a
-// sample (residual, orthogonality, eigenvalue error against eigstream's CPU solver in double), and
-// its device memory measured with cudaMemGetInfo. Writes JSON (--json) and a markdown table (--markdown).
+// XsyevBatched; a warm stream of slowly varying covariances, against cuSOLVER recomputing each step;
+// the persistent solver's latency, one matrix at a time, against cuSOLVER's per-call path; and its
+// throughput with several host submitters, against the batched kernel. Batched paths are timed with
+// CUDA events (warm-up first, median of repeats), host-to-host paths with the host's steady clock.
+// Every path is checked for accuracy on a sample (residual, orthogonality, eigenvalue error against
+// eigstream's CPU solver in double); device memory is measured with cudaMemGetInfo. Writes JSON
+// (--json) and markdown tables (--markdown).
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
 #include <cusolverDn.h>
@@ -12,6 +15,7 @@
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <complex>
 #include <cstdio>
 #include <fstream>
@@ -21,10 +25,12 @@
 #include <random>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "eigstream/cuda.hpp"
 #include "eigstream/eigstream.hpp"
+#include "eigstream/persistent.hpp"
 
 using eigstream::index_t;
 using eigstream::real_t;
@@ -130,14 +136,29 @@ class CusolverEvd {
     if (n <= 32) return {"syevjBatched", "XsyevBatched"};
     return {"XsyevBatched"};
   }
+  // What a cuSOLVER user calls for one matrix at a time: syevjBatched with a batch of one (n <= 32),
+  // and the divide-and-conquer Xsyevd.
+  static std::vector<std::string> single_routines(int n) {
+    if (n <= 32) return {"syevjBatched", "Xsyevd"};
+    return {"Xsyevd"};
+  }
 
   CusolverEvd(cusolverDnHandle_t handle, const std::string& routine, int n, index_t count)
-      : handle_(handle), syevj_(routine == "syevjBatched"), n_(n), count_(count),
+      : handle_(handle), syevj_(routine == "syevjBatched"), syevd_(routine == "Xsyevd"), n_(n), count_(count),
         a_(std::size_t(index_t(n) * n * count)), w_(std::size_t(n * count)), info_(std::size_t(count)) {
     if (syevj_) {
       check(cusolverDnCreateSyevjInfo(&syevj_params_), "syevj info");
       check(syevj_batched_size(handle_, n_, a_.get(), w_.get(), &lwork_, syevj_params_, int(count_)), "syevjBatched_bufferSize");
       work_.resize(std::size_t(lwork_));
+    } else if (syevd_) {
+      if (count != 1) throw std::invalid_argument("Xsyevd solves one matrix");
+      check(cusolverDnCreateParams(&params_), "params");
+      check(cusolverDnXsyevd_bufferSize(handle_, params_, CUSOLVER_EIG_MODE_VECTOR, CUBLAS_FILL_MODE_LOWER, n_,
+                                        Traits<T>::type, a_.get(), n_, Traits<T>::real, w_.get(), Traits<T>::type,
+                                        &device_bytes_, &host_bytes_),
+            "Xsyevd_bufferSize");
+      device_work_.resize(device_bytes_);
+      host_work_.resize(host_bytes_);
     } else {
       check(cusolverDnCreateParams(&params_), "params");
       check(cusolverDnXsyevBatched_bufferSize(handle_, params_, CUSOLVER_EIG_MODE_VECTOR, CUBLAS_FILL_MODE_LOWER, n_,
@@ -163,6 +184,11 @@ class CusolverEvd {
     if (syevj_)
       check(syevj_batched(handle_, n_, a_.get(), w_.get(), work_.get(), lwork_, info_.get(), syevj_params_, int(count_)),
             "syevjBatched");
+    else if (syevd_)
+      check(cusolverDnXsyevd(handle_, params_, CUSOLVER_EIG_MODE_VECTOR, CUBLAS_FILL_MODE_LOWER, n_, Traits<T>::type,
+                             a_.get(), n_, Traits<T>::real, w_.get(), Traits<T>::type, device_work_.get(), device_bytes_,
+                             host_work_.data(), host_bytes_, info_.get()),
+            "Xsyevd");
     else
       check(cusolverDnXsyevBatched(handle_, params_, CUSOLVER_EIG_MODE_VECTOR, CUBLAS_FILL_MODE_LOWER, n_, Traits<T>::type,
                                    a_.get(), n_, Traits<T>::real, w_.get(), Traits<T>::type, device_work_.get(),
@@ -172,7 +198,7 @@ class CusolverEvd {
 
  private:
   cusolverDnHandle_t handle_;
-  bool syevj_;
+  bool syevj_, syevd_;
   int n_;
   index_t count_;
   DeviceBuffer<T> a_;
@@ -446,6 +472,225 @@ json warm_case(Context& ctx, int n, index_t count, int steps) {
   return out;
 }
 
+// Pinned host memory mapped into the device's address space (the persistent solver reads its inputs
+// and writes its outputs there). Allocate before a PersistentSolver starts: cudaFreeHost waits for the
+// whole device, so these must be freed after the solver has stopped.
+template <class X>
+class PinnedBuffer {
+ public:
+  explicit PinnedBuffer(std::size_t count) : count_(count) {
+    check(cudaHostAlloc(reinterpret_cast<void**>(&data_), count * sizeof(X), cudaHostAllocMapped), "cudaHostAlloc");
+  }
+  ~PinnedBuffer() { cudaFreeHost(data_); }
+  PinnedBuffer(const PinnedBuffer&) = delete;
+  PinnedBuffer& operator=(const PinnedBuffer&) = delete;
+  X* get() const { return data_; }
+  std::size_t size() const { return count_; }
+
+ private:
+  X* data_ = nullptr;
+  std::size_t count_;
+};
+
+// A slowly varying covariance on the host: A <- forget A + (1 - forget) X X^H / L, X = M Z with Z
+// Gaussian n x L (L = 8 snapshots per step), M the same spread mixing as CovarianceSource. The first
+// matrix is a fresh covariance of 4n snapshots.
+template <class T>
+class DriftingCovariance {
+ public:
+  DriftingCovariance(int n, std::uint64_t seed) : n_(n), rng_(seed), m_(std::size_t(n) * n), a_(std::size_t(n) * n) {
+    for (int j = 0; j < n; ++j)
+      for (int i = 0; i < n; ++i) m_[std::size_t(i + j * n)] = gaussian<T>(rng_) * real_t<T>(std::pow(0.85, j));
+    update(4 * n, 0.0);
+  }
+  const std::vector<T>& next() {
+    update(8, 0.95);
+    return a_;
+  }
+  const std::vector<T>& current() const { return a_; }
+
+ private:
+  void update(int snapshots, double forget) {
+    const int n = n_;
+    std::vector<T> x(std::size_t(n) * snapshots, T(0));
+    for (int k = 0; k < snapshots; ++k)
+      for (int j = 0; j < n; ++j) {
+        const T z = gaussian<T>(rng_);
+        for (int i = 0; i < n; ++i) x[std::size_t(i + k * n)] += m_[std::size_t(i + j * n)] * z;
+      }
+    const real_t<T> keep = real_t<T>(forget), add = real_t<T>((1 - forget) / snapshots);
+    for (int j = 0; j < n; ++j)
+      for (int i = j; i < n; ++i) {
+        T sum(0);
+        for (int k = 0; k < snapshots; ++k) sum += x[std::size_t(i + k * n)] * conj_of(x[std::size_t(j + k * n)]);
+        T& aij = a_[std::size_t(i + j * n)];
+        aij = keep * aij + add * sum;
+        if (i == j) aij = T(std::real(aij));
+        a_[std::size_t(j + i * n)] = conj_of(aij);
+      }
+  }
+  static T conj_of(T x) {
+    if constexpr (eigstream::is_complex_v<T>) return std::conj(x); else return x;
+  }
+  int n_;
+  std::mt19937_64 rng_;
+  std::vector<T> m_, a_;
+};
+
+struct Percentiles {
+  double p50_us = 0, p99_us = 0, max_us = 0;
+  json to_json() const { return {{"p50_us", p50_us}, {"p99_us", p99_us}, {"max_us", max_us}}; }
+};
+Percentiles percentiles(std::vector<double> us) {
+  std::sort(us.begin(), us.end());
+  const std::size_t n = us.size();
+  return {us[n / 2], us[std::min(n - 1, std::size_t(std::ceil(0.99 * double(n))) - 1)], us.back()};
+}
+
+double microseconds_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count();
+}
+
+// One matrix at a time, warm-started from the previous result: latency from host submit to the
+// result visible on the host, persistent solver (inputs and outputs in mapped pinned memory) against
+// the per-call path a cuSOLVER user writes (copy in, solve cold, copy out, synchronise).
+template <class T>
+json latency_case(Context& ctx, int n, int items, int warmup) {
+  using R = real_t<T>;
+  const std::size_t nn = std::size_t(n) * n;
+  json out = {{"case", "latency"}, {"type", Traits<T>::name}, {"n", n}, {"items", items}};
+  const int total = warmup + items;
+  std::vector<T> inputs(nn * std::size_t(total));  // the same sequence for every path
+  {
+    DriftingCovariance<T> source(n, 4242 + n);
+    for (int k = 0; k < total; ++k) std::copy_n(source.next().begin(), nn, inputs.begin() + std::ptrdiff_t(nn * k));
+  }
+  const int sample_every = std::max(1, items / int(ctx.sample));
+  auto is_sample = [&](int k) { return k >= warmup && (k - warmup) % sample_every == 0; };
+  PinnedBuffer<T> a{nn}, v{2 * nn};
+  PinnedBuffer<R> w{static_cast<std::size_t>(n)};
+  PinnedBuffer<eigstream::SolveInfo> info{1};
+  std::vector<T> sample_a, sample_v;
+  std::vector<R> sample_w;
+  auto keep_sample = [&](int k, const T* vk) {
+    sample_a.insert(sample_a.end(), inputs.begin() + std::ptrdiff_t(nn * k), inputs.begin() + std::ptrdiff_t(nn * (k + 1)));
+    sample_w.insert(sample_w.end(), w.get(), w.get() + n);
+    sample_v.insert(sample_v.end(), vk, vk + nn);
+  };
+
+  {  // eigstream's persistent solver
+    eigstream::cuda::PersistentOptions o;
+    o.max_n = n;
+    eigstream::cuda::PersistentSolver<T> solver(o);
+    std::vector<double> us;
+    double sweeps = 0;
+    for (int k = 0; k < total; ++k) {
+      std::copy_n(inputs.begin() + std::ptrdiff_t(nn * k), nn, a.get());
+      T* v_out = v.get() + nn * std::size_t(k % 2);
+      eigstream::cuda::EvdItem<T> item;
+      item.a = a.get(), item.lda = n, item.values = w.get(), item.vectors = v_out, item.ldv = n;
+      if (k > 0) item.warm_start = v.get() + nn * std::size_t((k + 1) % 2), item.ldw = n;
+      item.info = info.get(), item.n = n;
+      const auto t0 = std::chrono::steady_clock::now();
+      const auto ticket = solver.submit(item);
+      solver.wait(*ticket);
+      const double t = microseconds_since(t0);
+      if (k < warmup) continue;
+      us.push_back(t);
+      sweeps += info.get()->sweeps;
+      if (is_sample(k)) keep_sample(k, v_out);
+    }
+    const auto c = solver.counters();
+    const index_t samples = index_t(sample_w.size() / std::size_t(n));
+    out["eigstream"] = {{"path", "PersistentSolver, mapped pinned memory"}, {"latency", percentiles(us).to_json()},
+                        {"mean_sweeps", sweeps / items}, {"failed", c.failed}, {"consumers", solver.consumers()},
+                        {"accuracy", measure<T>(sample_a, sample_w, sample_v, n, samples).to_json()}};
+  }
+  json cusolver = json::array();
+  for (const std::string& routine : CusolverEvd<T>::single_routines(n)) {
+    CusolverEvd<T> solver(ctx.solver, routine, n, 1);
+    sample_a.clear(), sample_w.clear(), sample_v.clear();
+    std::vector<double> us;
+    for (int k = 0; k < total; ++k) {
+      std::copy_n(inputs.begin() + std::ptrdiff_t(nn * k), nn, a.get());
+      const auto t0 = std::chrono::steady_clock::now();
+      check(cudaMemcpyAsync(solver.a(), a.get(), nn * sizeof(T), cudaMemcpyHostToDevice, ctx.stream), "copy in");
+      solver.solve();
+      check(cudaMemcpyAsync(w.get(), solver.values().get(), std::size_t(n) * sizeof(R), cudaMemcpyDeviceToHost, ctx.stream),
+            "copy out");
+      check(cudaMemcpyAsync(v.get(), solver.vectors().get(), nn * sizeof(T), cudaMemcpyDeviceToHost, ctx.stream), "copy out");
+      check(cudaStreamSynchronize(ctx.stream), "sync");
+      const double t = microseconds_since(t0);
+      if (k < warmup) continue;
+      us.push_back(t);
+      if (is_sample(k)) keep_sample(k, v.get());
+    }
+    const index_t samples = index_t(sample_w.size() / std::size_t(n));
+    cusolver.push_back({{"routine", routine}, {"path", "copy in, solve cold, copy out, synchronise"},
+                        {"latency", percentiles(us).to_json()},
+                        {"accuracy", measure<T>(sample_a, sample_w, sample_v, n, samples).to_json()}});
+  }
+  out["cusolver"] = cusolver;
+  double best = 1e300;
+  for (const auto& c : cusolver)
+    if (c["latency"]["p99_us"].get<double>() < best) best = c["latency"]["p99_us"], out["best_cusolver"] = c["routine"];
+  out["p99_ratio"] = best / out["eigstream"]["latency"]["p99_us"].get<double>();
+  return out;
+}
+
+// Throughput with many host submitters: `threads` threads submit the matrices of a cold batch (in
+// device memory) one by one to a persistent solver; against the batched kernel on the same batch.
+template <class T>
+json submitters_case(Context& ctx, int n, index_t count, int threads) {
+  using R = real_t<T>;
+  const index_t nn = index_t(n) * n;
+  DeviceBuffer<T> a{std::size_t(nn * count)}, v{std::size_t(nn * count)};
+  DeviceBuffer<R> w{std::size_t(n * count)};
+  DeviceBuffer<eigstream::SolveInfo> info{std::size_t(count)};
+  CovarianceSource<T>(ctx.blas, n, count, 777 + n).next(a.get(), 0.0);
+  json out = {{"case", "submitters"}, {"type", Traits<T>::name}, {"n", n}, {"count", count}, {"threads", threads}};
+  eigstream::Options o;
+  const Timing batched = time_it(ctx.stream, ctx.repeat, [] {}, [&] {
+    eigstream::cuda::evd_batched(eigstream::batch<const T>(a.get(), n, n, count), eigstream::vectors(w.get(), n, count),
+                                 eigstream::batch(v.get(), n, n, count), info.get(), o, ctx.stream);
+  });
+  out["batched_matrices_per_second"] = count / (batched.median_ms * 1e-3);
+
+  eigstream::cuda::PersistentOptions po;
+  po.max_n = n;
+  eigstream::cuda::PersistentSolver<T> solver(po);
+  std::vector<double> rates;
+  for (int r = 0; r <= ctx.repeat; ++r) {
+    check(cudaMemset(info.get(), 0, std::size_t(count) * sizeof(eigstream::SolveInfo)), "clear");
+    const auto t0 = std::chrono::steady_clock::now();
+    std::vector<std::thread> pool;
+    for (int t = 0; t < threads; ++t)
+      pool.emplace_back([&, t] {
+        eigstream::cuda::Ticket last{};
+        for (index_t b = t; b < count; b += threads) {
+          eigstream::cuda::EvdItem<T> item;
+          item.a = a.get() + b * nn, item.lda = n, item.values = w.get() + b * n;
+          item.vectors = v.get() + b * nn, item.ldv = n, item.info = info.get() + b, item.n = n;
+          last = *solver.submit(item);
+        }
+        solver.wait(last);
+      });
+    for (auto& th : pool) th.join();
+    const double seconds = microseconds_since(t0) * 1e-6;
+    if (r > 0) rates.push_back(count / seconds);  // r == 0 is the warm-up
+  }
+  std::sort(rates.begin(), rates.end());
+  const auto c = solver.counters();
+  solver.shutdown();
+  index_t converged = 0;
+  for (const auto& i : info.download()) converged += i.converged;
+  const Accuracy acc = measure<T>(a.download(), w.download(), v.download(), n, ctx.sample);
+  out["eigstream"] = {{"matrices_per_second", rates[rates.size() / 2]}, {"consumers", solver.consumers()},
+                      {"completed", c.completed}, {"converged_last_run", converged}, {"accuracy", acc.to_json()}};
+  out["ratio_to_batched"] = rates[rates.size() / 2] / out["batched_matrices_per_second"].get<double>();
+  return out;
+}
+
 std::string fmt(double x, int digits = 3) {
   std::ostringstream s;
   s.precision(digits);
@@ -490,17 +735,45 @@ std::string markdown(const json& report) {
        << fmt(c["cusolver_cold"][best]["matrices_per_second"].get<double>(), 4) << " | "
        << fmt(c["speedup"].get<double>()) << "x |\n";
   }
+  md << "\n## Latency (one matrix at a time, warm-started from the previous result; host submit to result on the host)\n\n"
+     << "| type | n | items | eigstream p50 / p99 us | mean sweeps | cuSOLVER routine | p50 / p99 us | p99 ratio |\n"
+     << "| --- | --- | --- | --- | --- | --- | --- | --- |\n";
+  for (const auto& c : report["cases"]) {
+    if (c["case"] != "latency") continue;
+    const auto& e = c["eigstream"]["latency"];
+    for (const auto& r : c["cusolver"])
+      md << "| " << c["type"].get<std::string>() << " | " << c["n"] << " | " << c["items"] << " | "
+         << fmt(e["p50_us"].get<double>()) << " / " << fmt(e["p99_us"].get<double>()) << " | "
+         << fmt(c["eigstream"]["mean_sweeps"].get<double>()) << " | " << r["routine"].get<std::string>() << " | "
+         << fmt(r["latency"]["p50_us"].get<double>()) << " / " << fmt(r["latency"]["p99_us"].get<double>()) << " | "
+         << fmt(r["latency"]["p99_us"].get<double>() / e["p99_us"].get<double>()) << "x |\n";
+  }
+  md << "\n## Many submitters (host threads submit a cold batch one matrix at a time to the persistent solver)\n\n"
+     << "| type | n | matrices | threads | persistent matrices/s | batched kernel matrices/s | ratio |\n"
+     << "| --- | --- | --- | --- | --- | --- | --- |\n";
+  for (const auto& c : report["cases"]) {
+    if (c["case"] != "submitters") continue;
+    md << "| " << c["type"].get<std::string>() << " | " << c["n"] << " | " << c["count"] << " | " << c["threads"] << " | "
+       << fmt(c["eigstream"]["matrices_per_second"].get<double>(), 4) << " | "
+       << fmt(c["batched_matrices_per_second"].get<double>(), 4) << " | " << fmt(c["ratio_to_batched"].get<double>()) << " |\n";
+  }
   return md.str();
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
-  CLI::App app{"eigbench: eigstream's batched GPU EVD against cuSOLVER on identical inputs, in one run.\n"
-               "Cold batches of covariance matrices (n = 8, 16, 32: 16384 matrices; 64: 4096) in float, complex float\n"
-               "and double against syevjBatched and XsyevBatched, and a warm stream (batch 1024, forgetting 0.95).\n"
-               "Prints a markdown table; --json and --markdown write the full results."};
-  std::string json_path, md_path, cases = "all";
+  CLI::App app{"eigbench: eigstream's GPU EVD against cuSOLVER on identical inputs, in one run. Cases:\n"
+               "  cold: batches of covariance matrices (n = 8, 16, 32: 16384 matrices; 64: 4096) against\n"
+               "        syevjBatched and XsyevBatched;\n"
+               "  warm: a stream of covariances (batch 1024, forgetting 0.95), each step warm-started, against\n"
+               "        cuSOLVER recomputing cold;\n"
+               "  latency: one matrix at a time through the persistent solver, warm-started, against the\n"
+               "        per-call cuSOLVER path (syevjBatched batch 1, Xsyevd): p50/p99 host to host;\n"
+               "  submitters: host threads feeding the persistent solver one matrix at a time, against the\n"
+               "        batched kernel on the same matrices.\n"
+               "Prints markdown tables; --json and --markdown write the full results."};
+  std::string json_path, md_path, cases = "all";  // all: cold, warm, latency and submitters
   std::vector<int> sizes = {8, 16, 32, 64};
   std::vector<std::string> types = {"float", "complex-float", "double"};
   Context ctx{};
@@ -509,7 +782,12 @@ int main(int argc, char** argv) {
   int steps = 20;
   app.add_option("--json", json_path, "write the results as JSON to this file");
   app.add_option("--markdown", md_path, "write the markdown table to this file");
-  app.add_option("--cases", cases, "cold, warm or all")->check(CLI::IsMember({"cold", "warm", "all"}));
+  int latency_items = 10000, threads = 4;
+  app.add_option("--cases", cases, "cold, warm, latency, submitters, or all")
+      ->check(CLI::IsMember({"cold", "warm", "latency", "submitters", "all"}));
+  app.add_option("--latency-items", latency_items, "matrices timed one at a time in the latency case")
+      ->check(CLI::PositiveNumber);
+  app.add_option("--threads", threads, "host threads submitting in the submitters case")->check(CLI::PositiveNumber);
   app.add_option("--sizes", sizes, "matrix sizes n (<= 64)")->delimiter(',');
   app.add_option("--types", types, "float, complex-float, double, complex-double")->delimiter(',');
   app.add_option("--repeat", ctx.repeat, "timed repeats per path (median reported)")->check(CLI::PositiveNumber);
@@ -538,6 +816,16 @@ int main(int argc, char** argv) {
       using T = decltype(tag);
       if (std::find(types.begin(), types.end(), type) == types.end()) return;
       for (int n : sizes) {
+        if (cases == "latency" || cases == "all") {
+          std::cerr << "latency " << type << " n = " << n << "\n";
+          report["cases"].push_back(latency_case<T>(ctx, n, latency_items, 200));
+        }
+        if (cases == "submitters" || cases == "all") {
+          const index_t count = n <= 32 ? 16384 : 4096;
+          std::cerr << "submitters " << type << " n = " << n << " x " << count << "\n";
+          report["cases"].push_back(submitters_case<T>(ctx, n, count, threads));
+        }
+        if (cases == "latency" || cases == "submitters") continue;
         if (cases != "warm") {
           const index_t count = n <= 32 ? 16384 : 4096;
           std::cerr << "cold batch " << type << " n = " << n << " x " << count << "\n";

@@ -7,6 +7,7 @@
 #include <sstream>
 #include <vector>
 
+#include "cuda_check.hpp"
 #include "cuda_evd.hpp"
 #include "eigstream/cuda.hpp"
 #include "eigstream/error.hpp"
@@ -16,18 +17,19 @@
 namespace eigstream {
 namespace {
 
-void check_cuda(cudaError_t status, const char* what) {
-  if (status != cudaSuccess) throw Error(ErrorCode::cuda, std::string(what) + ": " + cudaGetErrorString(status));
-}
+using detail::check_cuda;
 
-// Device memory owned for the duration of one host-path call.
+// Device memory owned for the duration of one host-path call, allocated and freed in stream order:
+// cudaFree would wait for the whole device, and a persistent solver's kernel never finishes.
 template <class T>
 class DeviceArray {
  public:
-  explicit DeviceArray(std::size_t count) : count_(count) {
-    if (count) check_cuda(cudaMalloc(reinterpret_cast<void**>(&data_), count * sizeof(T)), "evd: cudaMalloc");
+  DeviceArray(std::size_t count, cudaStream_t stream) : count_(count), stream_(stream) {
+    if (count) check_cuda(cudaMallocAsync(reinterpret_cast<void**>(&data_), count * sizeof(T), stream), "evd: cudaMallocAsync");
   }
-  ~DeviceArray() { cudaFree(data_); }
+  ~DeviceArray() {
+    if (data_) cudaFreeAsync(data_, stream_);
+  }
   DeviceArray(const DeviceArray&) = delete;
   DeviceArray& operator=(const DeviceArray&) = delete;
   T* get() const { return data_; }
@@ -42,6 +44,7 @@ class DeviceArray {
  private:
   T* data_ = nullptr;
   std::size_t count_;
+  cudaStream_t stream_;
 };
 
 }  // namespace
@@ -128,9 +131,10 @@ void evd_batched_cuda_from_host(BatchView<const T> a, VectorBatchView<real_t<T>>
   }
 
   cudaStream_t stream = cudaStreamPerThread;
-  DeviceArray<T> dev_a(host_a.size()), dev_v(vectors.empty() ? 0 : host_a.size()), dev_w(host_w.size());
-  DeviceArray<R> dev_values(std::size_t(n * count));
-  DeviceArray<SolveInfo> dev_info{std::size_t(count)};
+  DeviceArray<T> dev_a(host_a.size(), stream), dev_v(vectors.empty() ? 0 : host_a.size(), stream),
+      dev_w(host_w.size(), stream);
+  DeviceArray<R> dev_values(std::size_t(n * count), stream);
+  DeviceArray<SolveInfo> dev_info(std::size_t(count), stream);
   dev_a.upload(host_a, stream);
   if (!host_w.empty()) dev_w.upload(host_w, stream);
   cuda::evd_batched(batch<const T>(dev_a.get(), n, n, count), VectorBatchView<R>{dev_values.get(), n, n, count},

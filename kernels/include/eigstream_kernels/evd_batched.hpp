@@ -35,4 +35,8 @@ struct EvdBatchedArgs {
 template <class T>
 cudaError_t launch_evd_batched(const EvdBatchedArgs<T>& args, cudaStream_t stream);
 
+// Loads every batched kernel now (CUDA loads modules lazily by default, and a first load waits for
+// the device, which never idles while a persistent kernel is resident).
+cudaError_t load_evd_batched_kernels();
+
 }  // namespace eigstream::kernels

@@ -1,0 +1,55 @@
+// Launchers of the persistent EVD kernel (kernels/jacobi_evd_persistent.cu) for the host side of
+// eigstream::cuda::PersistentSolver: the kernel's shape for a type and size, the launch of the
+// resident consumers, and the small kernel that makes a stream wait for a ticket.
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <cstddef>
+#include <cstdint>
+
+#include "eigstream/detail/persistent_ring.hpp"
+#include "eigstream/options.hpp"
+
+namespace eigstream::kernels {
+
+template <class T>  // float, double, std::complex<float>, std::complex<double>
+struct PersistentEvdArgs {
+  cuda::detail::Ring<T> rings[2];            // [0] submitted by the host, [1] by device code
+  const int* run_state;                      // device memory: cuda::detail::RunState
+  std::uint64_t* visible;                    // device memory, per ring: positions published so far
+  std::uint64_t* poller_done;                // device memory: nonzero once the poller has stopped
+  T* staging;                                // device memory: staging_stride scalars per consumer
+  std::size_t staging_stride;
+  cuda::detail::ConsumerCounters* counters;  // mapped host memory, one per consumer
+  int max_n = 0;                             // <= 32: a warp per item; <= 64: a block per item
+  double tol = 0, symmetry_tol = 0;
+  int max_sweeps = 0;
+  Sort sort = Sort::descending;
+  int idle_sleep_ns = 0;                     // the longest back-off between polls of idle rings
+};
+
+struct PersistentShape {
+  int threads_per_block = 0;
+  int consumers_per_block = 0;  // warps (max_n <= 32) or 1 (max_n <= 64)
+  std::size_t shared_bytes = 0;
+  int blocks_per_sm = 0;        // the most that fit, from the occupancy calculator
+  std::size_t staging_stride = 0;  // scalars of device memory each consumer needs
+};
+
+// Loads every persistent kernel and the ticket wait now: with lazy module loading (CUDA's default)
+// a first load waits for the device, which never idles while a persistent kernel is resident.
+cudaError_t load_persistent_evd_kernels();
+
+template <class T>
+cudaError_t persistent_evd_shape(int max_n, PersistentShape* shape);
+
+// Launches `blocks` blocks of consumers and one more for the poller.
+template <class T>
+cudaError_t launch_persistent_evd(const PersistentEvdArgs<T>& args, int blocks, cudaStream_t stream);
+
+// Holds `stream` until the ticket whose slot state is at `state` has finished.
+cudaError_t launch_ticket_wait(const std::uint64_t* state, std::uint64_t ticket, std::uint64_t capacity,
+                               cudaStream_t stream);
+
+}  // namespace eigstream::kernels

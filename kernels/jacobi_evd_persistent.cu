@@ -1,0 +1,327 @@
+// The persistent EVD kernel: resident consumers that claim items from the work rings of
+// eigstream::cuda::PersistentSolver (protocol in eigstream/detail/persistent_ring.hpp), solve each
+// with the per-matrix solves of jacobi_evd_solve.cuh, and publish completion.
+//
+// Polling: the rings live in mapped host memory, and a read of it crosses PCIe, so only one warp,
+// the poller (the grid's first block), reads it while waiting: it scans up to 32 slots a round for
+// newly published items and advances a per-ring `visible` count in device memory. Consumers poll
+// only `visible` and their ring's `head` in device memory, and claim position h < visible by
+// advancing head; the claimer then reads the item once from host memory. Idle, the poller sleeps up
+// to 1 us between scans and consumers up to idle_sleep_ns between polls.
+//
+// Thread mapping: the kernel is compiled for NMAX, the smallest of {4, 8, 16, 32, 64} holding the
+// solver's max_n, and pads smaller items. A consumer is a warp for NMAX <= 32 (four per block of 128
+// threads; the register solve on lanes 0 .. NMAX-1, or the warp's shared-memory solve for complex
+// double at 32), or a block of 128 threads for NMAX = 64 (the shared-memory solve). The consumer's
+// leader (its thread 0) claims, copies the item into shared memory and publishes completion.
+//
+// Memory ordering: the poller reads slot states with acquire at system scope and publishes
+// `visible` with release at device scope; consumers read it with acquire, so the item they then read
+// is the one the producer published. Before the leader releases a slot (system scope), every thread
+// of the consumer fences at system scope, so the outputs (in device or host memory) are visible first.
+#include <cuda_runtime.h>
+
+#include <complex>
+#include <cstdint>
+#include <type_traits>
+
+#include "eigstream/persistent_submit.cuh"
+#include "eigstream_kernels/evd_batched.hpp"
+#include "eigstream_kernels/evd_persistent.hpp"
+#include "jacobi_evd_solve.cuh"
+
+namespace eigstream::kernels {
+namespace {
+
+using cuda::EvdItem;
+using cuda::detail::ConsumerCounters;
+using cuda::detail::kCancelledBit;
+using cuda::detail::Ring;
+using cuda::detail::load_acquire_system;
+using cuda::detail::store_release_system;
+using evd::Args;
+using evd::DeviceScalar;
+
+constexpr std::uint64_t kNone = ~std::uint64_t(0);
+constexpr int kBlockThreads = 128;
+
+__device__ __forceinline__ std::uint64_t load_volatile(const std::uint64_t* p) {
+  return *reinterpret_cast<const volatile std::uint64_t*>(p);
+}
+__device__ __forceinline__ std::uint64_t load_acquire_device(const std::uint64_t* p) {
+  std::uint64_t v;
+  asm volatile("ld.acquire.gpu.u64 %0, [%1];" : "=l"(v) : "l"(p) : "memory");
+  return v;
+}
+__device__ __forceinline__ void store_release_device(std::uint64_t* p, std::uint64_t v) {
+  asm volatile("st.release.gpu.u64 [%0], %1;" ::"l"(p), "l"(v) : "memory");
+}
+
+// The poller (one warp): makes published items visible to the consumers, until a shutdown has been
+// asked for and every ticket handed out has been made visible.
+template <class T>
+__device__ void poll_rings(const PersistentEvdArgs<T>& args) {
+  const int lane = threadIdx.x % 32;
+  std::uint64_t visible[2] = {0, 0};
+  unsigned sleep_ns = 0;
+  for (;;) {
+    bool advanced = false;
+    for (int r = 0; r < 2; ++r) {
+      const Ring<T>& ring = args.rings[r];
+      const std::uint64_t p = visible[r] + lane;
+      const bool published =
+          lane < ring.capacity && load_acquire_system(&ring.slots[p & (ring.capacity - 1)].state) == p + 1;
+      const unsigned ballot = __ballot_sync(0xffffffffu, published);
+      const int run = ballot == 0xffffffffu ? 32 : __ffs(~ballot) - 1;  // published, in order from `visible`
+      if (run == 0) continue;
+      visible[r] += run;
+      advanced = true;
+      if (lane == 0) store_release_device(&args.visible[r], visible[r]);
+    }
+    if (advanced) {
+      sleep_ns = 0;
+      continue;
+    }
+    // Host submits are all published before the run state changes; device code must have stopped.
+    if (*reinterpret_cast<const volatile int*>(args.run_state) != cuda::detail::kRunning &&
+        visible[0] >= load_acquire_system(args.rings[0].tail) && visible[1] >= load_volatile(args.rings[1].tail)) {
+      if (lane == 0) store_release_device(args.poller_done, 1);
+      return;
+    }
+    sleep_ns = min(max(2 * sleep_ns, 64u), 1000u);
+    __nanosleep(sleep_ns);
+  }
+}
+
+// Claims the oldest visible item of ring r: its position, or kNone when there is none.
+template <class T>
+__device__ std::uint64_t try_claim(const PersistentEvdArgs<T>& args, int r) {
+  std::uint64_t* head = args.rings[r].head;
+  std::uint64_t h = load_volatile(head);
+  for (;;) {
+    if (h >= load_acquire_device(&args.visible[r])) return kNone;
+    const std::uint64_t seen = atomicCAS(reinterpret_cast<unsigned long long*>(head), h, h + 1);
+    if (seen == h) return h;
+    h = seen;
+  }
+}
+
+// Nothing is left to claim, and nothing more will become visible.
+template <class T>
+__device__ bool drained(const PersistentEvdArgs<T>& args) {
+  return load_acquire_device(args.poller_done) != 0 && load_volatile(args.rings[0].head) >= load_volatile(&args.visible[0]) &&
+         load_volatile(args.rings[1].head) >= load_volatile(&args.visible[1]);
+}
+
+// A consumer is a warp for NMAX <= 32 and a block for NMAX = 64.
+template <int NMAX>
+inline constexpr int kConsumerThreads = NMAX <= 32 ? 32 : kBlockThreads;
+
+// Register solves where a row fits (see evd::kRegistersFit), the shared-memory solve otherwise.
+template <class S, int NMAX>
+inline constexpr bool kInRegisters = NMAX <= 32 && evd::kRegistersFit<S, NMAX>;
+
+// Shared memory of one consumer: the claimed item, then the solve's scratch.
+template <class S, int NMAX>
+constexpr std::size_t consumer_bytes() {
+  std::size_t solve = evd::GroupLayout<S, NMAX>::bytes(true);
+  if constexpr (kInRegisters<S, NMAX>)
+    solve = sizeof(evd::RegisterScratch<S, NMAX>) + evd::align16(sizeof(S) * NMAX * (NMAX + 1));
+  return evd::align16(sizeof(EvdItem<std::complex<double>>)) + evd::align16(solve);
+}
+
+// One item, by a consumer: lanes 0 .. NMAX-1 of a warp, a warp, or a block.
+template <class S, int NMAX>
+__device__ SolveInfo solve_item(const Args<S>& args, int lane, char* work) {
+  if constexpr (kInRegisters<S, NMAX>) {
+    if (lane >= NMAX) return {};
+    auto& scratch = *reinterpret_cast<evd::RegisterScratch<S, NMAX>*>(work);
+    S* warm = reinterpret_cast<S*>(work + evd::align16(sizeof(evd::RegisterScratch<S, NMAX>)));
+    return evd::solve_in_registers<S, NMAX>(args, 0, lane, NMAX == 32 ? 0xffffffffu : (1u << NMAX) - 1u, scratch,
+                                            warm);
+  } else {
+    return evd::solve_in_shared<S, NMAX, kConsumerThreads<NMAX>>(args, 0, work, lane);
+  }
+}
+
+template <class T, int NMAX>
+__global__ void __launch_bounds__(kBlockThreads) persistent_evd_kernel(PersistentEvdArgs<T> args) {
+  using S = typename DeviceScalar<T>::type;
+  using R = real_of<S>;
+  constexpr int THREADS = kConsumerThreads<NMAX>;
+  constexpr int kConsumers = kBlockThreads / THREADS;
+  if (blockIdx.x == 0) {  // the poller's block, first so that it is always resident
+    if (threadIdx.x < 32) poll_rings(args);
+    return;
+  }
+  extern __shared__ __align__(16) char smem[];
+  const int group = threadIdx.x / THREADS;
+  const int lane = threadIdx.x % THREADS;
+  const ThreadGroup<THREADS> g{lane, nullptr};
+  char* mine = smem + group * consumer_bytes<S, NMAX>();
+  auto* item = reinterpret_cast<EvdItem<T>*>(mine);
+  char* work = mine + evd::align16(sizeof(EvdItem<std::complex<double>>));
+  __shared__ std::uint64_t claimed_all[kConsumers];
+  __shared__ int ring_all[kConsumers], stop_all[kConsumers];
+  ConsumerCounters& counters = args.counters[(blockIdx.x - 1) * kConsumers + group];
+  ConsumerCounters totals{0, 0, 0};
+  unsigned sleep_ns = 0;
+
+  for (;;) {
+    if (lane == 0) {
+      std::uint64_t claimed = kNone;
+      int ring = 0;
+      for (; ring < 2 && claimed == kNone; ++ring) claimed = try_claim(args, ring);
+      --ring;
+      const int run_state = *reinterpret_cast<const volatile int*>(args.run_state);
+      if (claimed != kNone) *item = args.rings[ring].slots[claimed & (args.rings[ring].capacity - 1)].item;
+      claimed_all[group] = claimed;
+      ring_all[group] = ring;
+      // Stop when told to and nothing is left (a cancelling shutdown claims the rest unsolved).
+      stop_all[group] = claimed == kNone && run_state != cuda::detail::kRunning && drained(args);
+      stop_all[group] |= run_state == cuda::detail::kCancel ? 2 : 0;
+    }
+    g.sync();
+    const std::uint64_t claimed = claimed_all[group];
+    const Ring<T>& ring = args.rings[ring_all[group]];
+    const bool cancel = stop_all[group] & 2;
+    if (stop_all[group] & 1) break;
+    if (claimed == kNone) {
+      sleep_ns = sleep_ns == 0 ? 32 : min(2 * sleep_ns, unsigned(args.idle_sleep_ns));
+      if (lane == 0) __nanosleep(sleep_ns);
+      g.sync();
+      continue;
+    }
+    sleep_ns = 0;
+    std::uint64_t final_state = claimed + ring.capacity;
+    if (cancel) {
+      ++totals.cancelled;
+      final_state |= kCancelledBit;
+    } else {
+      // The item's matrices may be in host memory, where every read crosses PCIe: the solve works on
+      // copies in this consumer's staging area of device memory, read and written in bulk.
+      const EvdItem<T> it = *item;
+      const int n = it.n;
+      S* a = reinterpret_cast<S*>(args.staging) + std::size_t(blockIdx.x - 1) * kConsumers * args.staging_stride +
+             std::size_t(group) * args.staging_stride;
+      S* v0 = a + n * n;
+      S* v = v0 + n * n;
+      R* w = reinterpret_cast<R*>(v + n * n);
+      const S* in_a = reinterpret_cast<const S*>(it.a);
+      const S* in_v0 = reinterpret_cast<const S*>(it.warm_start);
+      for (int idx = lane; idx < n * n; idx += THREADS) {
+        const index_t i = idx % n, j = idx / n;
+        a[idx] = in_a[i + j * it.lda];
+        if (in_v0) v0[idx] = in_v0[i + j * it.ldw];
+      }
+      g.sync();
+      const Args<S> one{a, n, 0, w, 0, v, n, 0, in_v0 ? v0 : nullptr, n, 0, it.info, n, 1,
+                        R(args.tol), R(args.symmetry_tol), args.max_sweeps, args.sort};
+      const SolveInfo info = solve_item<S, NMAX>(one, lane, work);
+      g.sync();
+      for (int i = lane; i < n; i += THREADS) it.values[i] = w[i];
+      if (it.vectors) {
+        S* out_v = reinterpret_cast<S*>(it.vectors);
+        for (int idx = lane; idx < n * n; idx += THREADS) out_v[idx % n + index_t(idx / n) * it.ldv] = v[idx];
+      }
+      ++totals.completed;
+      totals.failed += info.invalid_input || !info.converged;
+      __threadfence_system();  // this thread's outputs, before the leader's release
+    }
+    g.sync();
+    if (lane == 0) {  // counters first: whoever sees the item finished also sees it counted
+      volatile ConsumerCounters& out = counters;
+      out.completed = totals.completed;
+      out.failed = totals.failed;
+      out.cancelled = totals.cancelled;
+      store_release_system(&ring.slots[claimed & (ring.capacity - 1)].state, final_state);
+    }
+  }
+}
+
+__global__ void ticket_wait_kernel(const std::uint64_t* state, std::uint64_t ticket, std::uint64_t capacity) {
+  while (!cuda::detail::finished(load_acquire_system(state), ticket, capacity)) __nanosleep(1000);
+}
+
+template <class T, int NMAX>
+cudaError_t shape_of(PersistentShape* shape) {
+  using S = typename DeviceScalar<T>::type;
+  auto kernel = persistent_evd_kernel<T, NMAX>;
+  constexpr int kConsumers = kBlockThreads / kConsumerThreads<NMAX>;
+  const std::size_t bytes = consumer_bytes<S, NMAX>() * kConsumers;
+  cudaError_t status = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(bytes));
+  if (status != cudaSuccess) return status;
+  shape->threads_per_block = kBlockThreads;
+  shape->consumers_per_block = kConsumers;
+  shape->shared_bytes = bytes;
+  // A, V0 and V of NMAX x NMAX and NMAX eigenvalues, in 16-byte units.
+  shape->staging_stride = (3 * sizeof(S) * NMAX * NMAX + sizeof(real_of<S>) * NMAX + 15) / 16 * 16 / sizeof(T);
+  return cudaOccupancyMaxActiveBlocksPerMultiprocessor(&shape->blocks_per_sm, kernel, kBlockThreads, bytes);
+}
+
+template <class T, int NMAX>
+cudaError_t launch(const PersistentEvdArgs<T>& args, int blocks, cudaStream_t stream) {
+  PersistentShape shape;
+  cudaError_t status = shape_of<T, NMAX>(&shape);
+  if (status != cudaSuccess) return status;
+  persistent_evd_kernel<T, NMAX><<<blocks + 1, kBlockThreads, shape.shared_bytes, stream>>>(args);  // + the poller
+  return cudaGetLastError();
+}
+
+// Calls f(std::integral_constant<int, NMAX>) for the smallest NMAX in {4, 8, 16, 32, 64} holding
+// max_n: the kernel is compiled for these, and items of size n <= NMAX are padded.
+template <class F>
+cudaError_t with_nmax(int max_n, F&& f) {
+  if (max_n < 1 || max_n > kEvdMaxN) return cudaErrorInvalidValue;
+  if (max_n <= 4) return f(std::integral_constant<int, 4>{});
+  if (max_n <= 8) return f(std::integral_constant<int, 8>{});
+  if (max_n <= 16) return f(std::integral_constant<int, 16>{});
+  if (max_n <= 32) return f(std::integral_constant<int, 32>{});
+  return f(std::integral_constant<int, 64>{});
+}
+
+template <class T>
+cudaError_t load_for() {
+  PersistentShape shape;
+  for (int max_n : {4, 8, 16, 32, 64}) {
+    const cudaError_t status = with_nmax(max_n, [&](auto nmax) { return shape_of<T, decltype(nmax)::value>(&shape); });
+    if (status != cudaSuccess) return status;
+  }
+  return cudaSuccess;
+}
+
+}  // namespace
+
+cudaError_t load_persistent_evd_kernels() {
+  cudaFuncAttributes attributes;
+  for (cudaError_t status : {load_for<float>(), load_for<double>(), load_for<std::complex<float>>(),
+                             load_for<std::complex<double>>(), cudaFuncGetAttributes(&attributes, ticket_wait_kernel)})
+    if (status != cudaSuccess) return status;
+  return cudaSuccess;
+}
+
+template <class T>
+cudaError_t persistent_evd_shape(int max_n, PersistentShape* shape) {
+  return with_nmax(max_n, [&](auto nmax) { return shape_of<T, decltype(nmax)::value>(shape); });
+}
+
+template <class T>
+cudaError_t launch_persistent_evd(const PersistentEvdArgs<T>& args, int blocks, cudaStream_t stream) {
+  return with_nmax(args.max_n, [&](auto nmax) { return launch<T, decltype(nmax)::value>(args, blocks, stream); });
+}
+
+cudaError_t launch_ticket_wait(const std::uint64_t* state, std::uint64_t ticket, std::uint64_t capacity,
+                               cudaStream_t stream) {
+  ticket_wait_kernel<<<1, 1, 0, stream>>>(state, ticket, capacity);
+  return cudaGetLastError();
+}
+
+#define EIGSTREAM_INSTANTIATE(T)                                                   \
+  template cudaError_t persistent_evd_shape<T>(int, PersistentShape*);             \
+  template cudaError_t launch_persistent_evd<T>(const PersistentEvdArgs<T>&, int, cudaStream_t);
+EIGSTREAM_INSTANTIATE(float)
+EIGSTREAM_INSTANTIATE(double)
+EIGSTREAM_INSTANTIATE(std::complex<float>)
+EIGSTREAM_INSTANTIATE(std::complex<double>)
+
+}  // namespace eigstream::kernels

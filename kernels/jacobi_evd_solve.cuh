@@ -1,0 +1,427 @@
+// Two-sided Jacobi EVD of one small Hermitian matrix (n <= 64) by a group of GPU threads: the
+// per-matrix solves that the batched kernels (jacobi_evd_batched.cu) and the persistent solver
+// (jacobi_evd_persistent.cu) run. Two thread mappings:
+//  - solve_in_registers (n <= NMAX <= 32): lanes own rows, see jacobi_evd_registers.cuh;
+//  - solve_in_shared (n <= NMAX <= 64): a warp or a block, A and V in shared memory, described here.
+//
+// Algorithm (seed 001): parallel round-robin ordering (eq. 7), n/2 disjoint rotations per step, each
+// step applied as A <- A J (columns) then A <- J^H A (rows), the update split of eqs. 8-10 without
+// the intermediate matrix in device memory. Per-matrix convergence test off(A) <= tol * ||A||_F at
+// the start of every sweep, and early exit. Rotations below tol * ||A||_F / n are skipped. Warm start:
+// B = V0^H A V0 formed on chip, sweeps on B, V = V0 J.
+//
+// solve_in_shared's memory: A and V (and, with a warm start, a product buffer) live in shared memory,
+// column-major with an odd leading dimension (n | 1) against bank conflicts on row accesses. The input
+// is read twice from device memory (scale, then load), the outputs written once. Thread k < n/2 of the
+// group computes rotation k of a step; the column and row phases give each thread the (row or column,
+// pair) items lane, lane + THREADS, ...
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <complex>
+#include <cstdint>
+#include <type_traits>
+
+#include "device_scalar.cuh"
+#include "eigstream/detail/jacobi_rotation.hpp"
+#include "eigstream/detail/round_robin.hpp"
+#include "eigstream/options.hpp"
+#include "jacobi_evd_registers.cuh"
+#include "thread_group.cuh"
+
+namespace eigstream::kernels::evd {
+
+
+template <class T> struct DeviceScalar { using type = T; };
+template <class R> struct DeviceScalar<std::complex<R>> { using type = Cx<R>; };
+
+template <class S>
+struct Rot {
+  S s_e;    // s * e
+  S s_ec;   // s * conj(e)
+  real_of<S> c;
+  real_of<S> app;  // the 2 x 2 block's diagonal after the rotation
+  real_of<S> aqq;
+  int p, q;
+  int active;
+};
+
+template <class S>
+struct Args {
+  const S* a;
+  index_t lda, stride_a;
+  real_of<S>* values;
+  index_t stride_values;
+  S* vectors;
+  index_t ldv, stride_v;
+  const S* warm_start;
+  index_t ldw, stride_w;
+  SolveInfo* info;
+  int n;
+  index_t count;
+  real_of<S> tol, symmetry_tol;
+  int max_sweeps;
+  Sort sort;
+};
+
+constexpr std::size_t align16(std::size_t x) { return (x + 15) / 16 * 16; }
+
+template <class S, int NMAX>
+struct GroupLayout {
+  static constexpr std::size_t matrix = align16(sizeof(S) * NMAX * (NMAX + 1));
+  static constexpr std::size_t rot = align16(sizeof(Rot<S>) * (NMAX / 2));
+  static constexpr std::size_t values = align16(sizeof(real_of<S>) * NMAX);
+  static constexpr std::size_t order = align16(sizeof(int) * NMAX);
+  static constexpr std::size_t scratch = align16(sizeof(double) * 32);
+  static constexpr std::size_t bytes(bool warm) {
+    return (warm ? 3 : 2) * matrix + rot + values + order + scratch;
+  }
+};
+
+// Each solve returns the matrix's SolveInfo (meaningful in lane 0, which also stores it to args.info).
+template <class S>
+__device__ SolveInfo write_invalid(const Args<S>& args, index_t b, int lane, int threads) {
+  using R = real_of<S>;
+  const int n = args.n;
+  const R nan = R(__longlong_as_double(0x7ff8000000000000ll));
+  for (int i = lane; i < n; i += threads) args.values[b * args.stride_values + i] = nan;
+  if (args.vectors)
+    for (int idx = lane; idx < n * n; idx += threads)
+      args.vectors[b * args.stride_v + idx % n + index_t(idx / n) * args.ldv] = from_real<S>(nan);
+  const SolveInfo info{0, 0.0, false, true};
+  if (lane == 0) args.info[b] = info;
+  return info;
+}
+
+template <class S, int NMAX, int THREADS>
+__device__ SolveInfo solve_in_shared(const Args<S>& args, index_t b, char* smem, int lane) {
+  using R = real_of<S>;
+  using Layout = GroupLayout<S, NMAX>;
+  const bool warm = args.warm_start != nullptr;
+  const bool want_v = warm || args.vectors != nullptr;
+  S* A = reinterpret_cast<S*>(smem);
+  S* V = reinterpret_cast<S*>(smem + Layout::matrix);
+  Rot<S>* rot = reinterpret_cast<Rot<S>*>(smem + 2 * Layout::matrix);
+  R* w = reinterpret_cast<R*>(smem + 2 * Layout::matrix + Layout::rot);
+  int* rank = reinterpret_cast<int*>(smem + 2 * Layout::matrix + Layout::rot + Layout::values);
+  double* scratch = reinterpret_cast<double*>(smem + 2 * Layout::matrix + Layout::rot + Layout::values + Layout::order);
+  S* P = reinterpret_cast<S*>(smem + 2 * Layout::matrix + Layout::rot + Layout::values + Layout::order + Layout::scratch);
+  const ThreadGroup<THREADS> g{lane, scratch};
+  const int n = args.n;
+  const int ld = n | 1;
+  const S* a = args.a + b * args.stride_a;
+
+  // Pass 1: finiteness and the power of two that brings the largest entry to [1, 2).
+  bool bad = false;
+  R amax = 0;
+  for (int idx = lane; idx < n * n; idx += THREADS) {
+    const S x = a[idx % n + index_t(idx / n) * args.lda];
+    bad |= !finite(x);
+    amax = fmax(amax, max_component(x));
+  }
+  if (g.any(bad)) return write_invalid(args, b, lane, THREADS);
+  amax = g.max(amax);
+  const int exponent = amax > R(0) ? -ilogb(amax) : 0;
+
+  // Pass 2: the scaled lower triangle into A in full Hermitian storage; Hermitian defect and norm.
+  R defect2 = 0, norm2 = 0;
+  for (int idx = lane; idx < n * n; idx += THREADS) {
+    const int i = idx % n, j = idx / n;
+    const S x = scale2(a[i + index_t(j) * args.lda], exponent);
+    const S xt = scale2(a[j + index_t(i) * args.lda], exponent);
+    defect2 += abs2(x - conj(xt));
+    norm2 += abs2(x);
+    if (i > j) {
+      A[i + j * ld] = x;
+      A[j + i * ld] = conj(x);
+    } else if (i == j) {
+      A[i + i * ld] = from_real<S>(re(x));
+    }
+  }
+  defect2 = g.sum(defect2);
+  norm2 = g.sum(norm2);
+  if (!(sqrt(defect2) <= args.symmetry_tol * sqrt(norm2))) return write_invalid(args, b, lane, THREADS);
+
+  if (warm) {
+    const S* v0 = args.warm_start + b * args.stride_w;
+    for (int idx = lane; idx < n * n; idx += THREADS) {
+      const int i = idx % n, j = idx / n;
+      V[i + j * ld] = v0[i + index_t(j) * args.ldw];
+    }
+    g.sync();
+    for (int idx = lane; idx < n * n; idx += THREADS) {  // P = A V0
+      const int i = idx % n, j = idx / n;
+      S sum = from_real<S>(R(0));
+      for (int k = 0; k < n; ++k) sum += A[i + k * ld] * V[k + j * ld];
+      P[i + j * ld] = sum;
+    }
+    g.sync();
+    for (int idx = lane; idx < n * n; idx += THREADS) {  // A = V0^H P, lower triangle mirrored
+      const int i = idx % n, j = idx / n;
+      if (i < j) continue;
+      S sum = from_real<S>(R(0));
+      for (int k = 0; k < n; ++k) sum += conj_mul(V[k + i * ld], P[k + j * ld]);
+      A[i + j * ld] = i == j ? from_real<S>(re(sum)) : sum;
+      if (i != j) A[j + i * ld] = conj(sum);
+    }
+  } else if (want_v) {
+    for (int idx = lane; idx < n * n; idx += THREADS) {
+      const int i = idx % n, j = idx / n;
+      V[i + j * ld] = from_real<S>(R(i == j ? 1 : 0));
+    }
+  }
+  g.sync();
+
+  const R norm = sqrt(norm2);
+  const R target = args.tol * norm;
+  const R negligible = target / R(n);
+  const int m = detail::round_robin_players(n);
+  const int half = m / 2;
+  int sweeps = 0;
+  R off = 0;
+  for (;;) {
+    R off2 = 0;
+    for (int idx = lane; idx < n * n; idx += THREADS) {
+      const int i = idx % n, j = idx / n;
+      if (i != j) off2 += abs2(A[i + j * ld]);
+    }
+    off = sqrt(g.sum(off2));
+    if (off <= target || sweeps == args.max_sweeps) break;
+    ++sweeps;
+    for (int step = 0; step < m - 1; ++step) {
+      for (int k = lane; k < half; k += THREADS) {
+        const detail::Pair pq = detail::round_robin_pair(k, step, m);
+        Rot<S> r{};
+        r.active = 0;
+        if (pq.q < n) {
+          const S bpq = A[pq.p + pq.q * ld];
+          const R abs_b = sqrt(abs2(bpq));
+          if (abs_b > negligible) {
+            const R app = re(A[pq.p + pq.p * ld]);
+            const R aqq = re(A[pq.q + pq.q * ld]);
+            const detail::Rotation<R> jr = detail::jacobi_rotation(app, aqq, abs_b);
+            const S e = bpq / abs_b;
+            r = Rot<S>{jr.s * e, jr.s * conj(e), jr.c, app - jr.t * abs_b, aqq + jr.t * abs_b, pq.p, pq.q, 1};
+          }
+        }
+        rot[k] = r;
+      }
+      g.sync();
+      for (int idx = lane; idx < n * half; idx += THREADS) {  // A <- A J, V <- V J
+        const Rot<S>& r = rot[idx / n];
+        if (!r.active) continue;
+        const int i = idx % n;
+        S* ap = A + r.p * ld;
+        S* aq = A + r.q * ld;
+        const S x = ap[i], y = aq[i];
+        ap[i] = r.c * x - r.s_ec * y;
+        aq[i] = r.s_e * x + r.c * y;
+        if (want_v) {
+          S* vp = V + r.p * ld;
+          S* vq = V + r.q * ld;
+          const S u = vp[i], v = vq[i];
+          vp[i] = r.c * u - r.s_ec * v;
+          vq[i] = r.s_e * u + r.c * v;
+        }
+      }
+      g.sync();
+      for (int idx = lane; idx < n * half; idx += THREADS) {  // A <- J^H A
+        const Rot<S>& r = rot[idx / n];
+        if (!r.active) continue;
+        const int j = idx % n;
+        S* col = A + j * ld;
+        if (j == r.p) {
+          col[r.p] = from_real<S>(r.app);
+          col[r.q] = from_real<S>(R(0));
+        } else if (j == r.q) {
+          col[r.p] = from_real<S>(R(0));
+          col[r.q] = from_real<S>(r.aqq);
+        } else {
+          const S x = col[r.p], y = col[r.q];
+          col[r.p] = r.c * x - r.s_e * y;
+          col[r.q] = r.s_ec * x + r.c * y;
+        }
+      }
+      g.sync();
+    }
+  }
+
+  if (want_v) {  // unit columns: see normalise_v in jacobi_evd_registers.cuh
+    for (int j = lane; j < n; j += THREADS) {
+      R norm2 = 0;
+      for (int i = 0; i < n; ++i) norm2 += abs2(V[i + j * ld]);
+      w[j] = norm2 > R(0) ? R(1) / sqrt(norm2) : R(1);
+    }
+    g.sync();
+    for (int idx = lane; idx < n * n; idx += THREADS) {
+      const int i = idx % n, j = idx / n;
+      V[i + j * ld] = w[j] * V[i + j * ld];
+    }
+    g.sync();
+  }
+  // Eigenvalues, unscaled, and their places in the requested order (ties keep index order).
+  for (int i = lane; i < n; i += THREADS) w[i] = scalbn(re(A[i + i * ld]), -exponent);
+  g.sync();
+  for (int i = lane; i < n; i += THREADS) {
+    int r = i;
+    if (args.sort != Sort::none) {
+      r = 0;
+      for (int j = 0; j < n; ++j) {
+        const bool before = args.sort == Sort::descending ? w[j] > w[i] : w[j] < w[i];
+        r += before || (w[j] == w[i] && j < i);
+      }
+    }
+    rank[i] = r;
+    args.values[b * args.stride_values + r] = w[i];
+  }
+  g.sync();
+  if (args.vectors)
+    for (int idx = lane; idx < n * n; idx += THREADS) {
+      const int i = idx % n, j = idx / n;
+      args.vectors[b * args.stride_v + i + index_t(rank[j]) * args.ldv] = V[i + j * ld];
+    }
+  const SolveInfo info{sweeps, norm > R(0) ? double(off / norm) : 0.0, off <= target, false};
+  if (lane == 0) args.info[b] = info;
+  return info;
+}
+
+// Whether a row of A and of V fits in registers: 32 complex doubles each would spill.
+template <class S, int NMAX>
+inline constexpr bool kRegistersFit = sizeof(S) * NMAX <= 256;
+
+// The shared memory of one matrix's register solve: the rotations of a step and the sort.
+template <class S, int NMAX>
+struct RegisterScratch {
+  registers::PairRotation<S> rot[NMAX / 2];
+  real_of<S> w[NMAX];
+  int player[NMAX];
+  int rank[NMAX];
+};
+
+// Solves matrix b of `args` on the NMAX lanes of `mask` (lane = 0 .. NMAX-1 within them), rows in
+// registers (jacobi_evd_registers.cuh). `warm_buffer` holds NMAX * (NMAX + 1) scalars when there is a
+// warm start (unused otherwise).
+template <class S, int NMAX>
+__device__ __forceinline__ SolveInfo solve_in_registers(const Args<S>& args, index_t b, int lane, unsigned mask,
+                                   RegisterScratch<S, NMAX>& scratch, S* warm_buffer) {
+  using R = real_of<S>;
+  constexpr int kLd = NMAX + 1;
+  const int n = args.n;
+  const S* a = args.a + b * args.stride_a;
+  const S zero = from_real<S>(R(0));
+
+  registers::Registers<S, NMAX> m;
+  m.lane = lane;
+  m.t = 0;
+  m.set_seat(lane);
+  m.mask = mask;
+
+  // Pass 1: finiteness and the scaling exponent (coalesced: lanes read down a column).
+  bool bad = false;
+  R amax = 0;
+#pragma unroll
+  for (int j = 0; j < NMAX; ++j) {
+    const S x = lane < n && j < n ? a[lane + index_t(j) * args.lda] : zero;
+    bad |= !finite(x);
+    amax = fmax(amax, max_component(x));
+  }
+  if (__any_sync(mask, bad)) return write_invalid(args, b, lane, NMAX);
+  for (int offset = NMAX / 2; offset > 0; offset /= 2) amax = fmax(amax, __shfl_xor_sync(mask, amax, offset, NMAX));
+  const int exponent = amax > R(0) ? -ilogb(amax) : 0;
+
+  // Pass 2: the scaled lower triangle mirrored into row `lane`; Hermitian defect and norm.
+  R defect2 = 0, norm2 = 0;
+#pragma unroll
+  for (int j = 0; j < NMAX; ++j) {
+    const bool inside = lane < n && j < n;
+    const S x = inside ? scale2(a[lane + index_t(j) * args.lda], exponent) : zero;
+    const S xt = inside ? scale2(a[j + index_t(lane) * args.lda], exponent) : zero;
+    defect2 += abs2(x - conj(xt));
+    norm2 += abs2(x);
+    m.a[j] = j < lane ? x : m.is_me(j) ? from_real<S>(re(x)) : conj(xt);
+  }
+  defect2 = registers::group_sum<NMAX>(mask, defect2);
+  norm2 = registers::group_sum<NMAX>(mask, norm2);
+  if (!(sqrt(defect2) <= args.symmetry_tol * sqrt(norm2))) return write_invalid(args, b, lane, NMAX);
+
+  // V: identity, or the warm start (padded with the identity); then B = V0^H A V0 in row `lane`.
+  const S* v0 = args.warm_start ? args.warm_start + b * args.stride_w : nullptr;
+  auto v0_at = [=](int i, int j) {
+    return i < n && j < n ? v0[i + index_t(j) * args.ldw] : from_real<S>(R(i == j ? 1 : 0));
+  };
+#pragma unroll
+  for (int j = 0; j < NMAX; ++j) m.v[j] = v0 ? v0_at(lane, j) : from_real<S>(R(m.is_me(j) ? 1 : 0));
+  if (v0) {
+    S* p = warm_buffer;
+#pragma unroll
+    for (int j = 0; j < NMAX; ++j) {  // P = A V0, row `lane`
+      S sum = zero;
+#pragma unroll
+      for (int k = 0; k < NMAX; ++k) sum += m.a[k] * v0_at(k, j);
+      p[lane * kLd + j] = sum;
+    }
+    __syncwarp(mask);
+    S row[NMAX];
+#pragma unroll
+    for (int j = 0; j < NMAX; ++j) {  // B = V0^H P, row `lane`
+      S sum = zero;
+      for (int k = 0; k < NMAX; ++k) sum += conj_mul(v0_at(k, lane), p[k * kLd + j]);
+      row[j] = sum;
+    }
+    __syncwarp(mask);
+#pragma unroll
+    for (int j = 0; j < NMAX; ++j) p[lane * kLd + j] = row[j];
+    __syncwarp(mask);
+#pragma unroll
+    for (int j = 0; j < NMAX; ++j)  // exactly Hermitian: the lower triangle mirrored
+      m.a[j] = j < lane ? row[j] : m.is_me(j) ? from_real<S>(re(row[j])) : conj(p[j * kLd + lane]);
+  }
+
+  const R norm = sqrt(norm2);
+  const R target = args.tol * norm;
+  const R negligible = target / R(n);
+  registers::PairRotation<S>* rot = scratch.rot;
+  int sweeps = 0;
+  R off = 0;
+  for (;;) {
+    off = sqrt(registers::group_sum<NMAX>(mask, m.off_norm2_of_row()));
+    if (off <= target || sweeps == args.max_sweeps) break;
+    ++sweeps;
+    for (int step = 0; step < NMAX - 1; ++step) m.step(rot, negligible);
+  }
+
+  m.normalise_v();
+
+  // Eigenvalues by seat (column j of V is the eigenvector of the row now in seat j), their places in
+  // the requested order (padding excluded), and the output.
+  R* w = scratch.w;
+  int* player = scratch.player;  // the index sitting in each seat
+  int* rank = scratch.rank;
+  const R mine = scalbn(re(m.diagonal()), -exponent);
+  w[m.seat] = mine;
+  player[m.seat] = lane;
+  __syncwarp(mask);
+  int r = lane;
+  if (args.sort != Sort::none) {
+    r = 0;
+    for (int s = 0; s < NMAX; ++s) {
+      if (player[s] >= n) continue;
+      const bool before = args.sort == Sort::descending ? w[s] > mine : w[s] < mine;
+      r += before || (w[s] == mine && player[s] < lane);
+    }
+  }
+  rank[m.seat] = r;
+  if (lane < n) args.values[b * args.stride_values + r] = mine;
+  __syncwarp(mask);
+  if (args.vectors && lane < n) {
+#pragma unroll
+    for (int j = 0; j < NMAX; ++j)
+      if (player[j] < n) args.vectors[b * args.stride_v + lane + index_t(rank[j]) * args.ldv] = m.v[j];
+  }
+  const SolveInfo info{sweeps, norm > R(0) ? double(off / norm) : 0.0, off <= target, false};
+  if (lane == 0) args.info[b] = info;
+  return info;
+}
+
+}  // namespace eigstream::kernels::evd

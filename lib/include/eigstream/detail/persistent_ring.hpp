@@ -1,0 +1,71 @@
+// The work rings of the persistent solver (eigstream/persistent.hpp), laid out for the three
+// parties that share them: host code that submits and waits, the resident kernel that claims,
+// solves and completes, and device code that submits (eigstream/persistent_submit.cuh).
+//
+// A ring is the bounded multi-producer, multi-consumer queue of D. Vyukov: slot t % capacity starts
+// in state t % capacity; the producer holding ticket t may fill the slot when its state equals t and
+// publishes it by storing t + 1; the consumer that claims position t (by advancing `head` from t)
+// solves the item and stores t + capacity, which both says "done" and frees the slot for ticket
+// t + capacity. A slot is therefore busy from submit to completion, and a full ring means `capacity`
+// items queued or being solved. Items cancelled at shutdown get kCancelledBit in their final state.
+// States only grow, so "ticket t is finished" is (state & ~kCancelledBit) >= t + capacity.
+#pragma once
+
+#include <cstdint>
+
+#include "eigstream/detail/host_device.hpp"
+#include "eigstream/options.hpp"
+#include "eigstream/views.hpp"
+
+namespace eigstream::cuda {
+
+// One matrix for the persistent solver. Every pointer must be device-accessible: device memory,
+// or pinned host memory mapped into the device's address space (cudaHostAlloc, cudaHostRegister).
+template <class T>
+struct EvdItem {
+  const T* a = nullptr;           // n x n Hermitian, column-major, leading dimension lda
+  index_t lda = 0;
+  real_t<T>* values = nullptr;    // n eigenvalues, in the solver's sort order
+  T* vectors = nullptr;           // optional: n x n eigenvectors, leading dimension ldv
+  index_t ldv = 0;
+  const T* warm_start = nullptr;  // optional: orthonormal V0 of the previous solve, leading dimension ldw
+  index_t ldw = 0;
+  SolveInfo* info = nullptr;      // this item's status: sweeps, off-norm, converged, invalid input
+  int n = 0;
+};
+
+namespace detail {
+
+inline constexpr std::uint64_t kCancelledBit = std::uint64_t(1) << 63;
+
+template <class T>
+struct alignas(64) RingSlot {
+  std::uint64_t state;
+  EvdItem<T> item;
+};
+
+template <class T>
+struct Ring {
+  RingSlot<T>* slots;      // `capacity` slots in mapped pinned host memory
+  std::uint64_t* head;     // consumers' claim counter, device memory
+  std::uint64_t* tail;     // producers' ticket counter: host memory (host ring), device memory (device ring)
+  std::uint64_t capacity;  // a power of two
+};
+
+// Whether ticket t of a ring whose slot shows `state` is finished (solved or cancelled).
+EIGSTREAM_HD bool finished(std::uint64_t state, std::uint64_t ticket, std::uint64_t capacity) {
+  return (state & ~kCancelledBit) >= ticket + capacity;
+}
+
+// What the host tells the resident kernel (device memory, written by a copy on a side stream).
+enum RunState : int { kRunning = 0, kDrain = 1, kCancel = 2 };
+
+// Totals of one consumer (a warp or a block), written only by it (mapped pinned host memory).
+struct alignas(32) ConsumerCounters {
+  std::uint64_t completed;  // solved, valid or not
+  std::uint64_t failed;     // solved with invalid input or not converged
+  std::uint64_t cancelled;  // claimed at a cancelling shutdown and not solved
+};
+
+}  // namespace detail
+}  // namespace eigstream::cuda

@@ -1,0 +1,110 @@
+// The persistent GPU solver for streams (CUDA users): one resident kernel, launched once, solves
+// Hermitian EVDs submitted one at a time, without a launch, a workspace query or a host
+// synchronisation per matrix. Items go into a ring in device-visible memory, from host threads
+// (submit) or from device code on any stream (eigstream/persistent_submit.cuh); resident warps or
+// blocks claim them, solve them with the batched kernels' per-matrix code, and publish completion.
+//
+//   eigstream::cuda::PersistentSolver<std::complex<float>> solver(options);
+//   auto ticket = solver.submit(item);      // item: device-accessible pointers, see EvdItem
+//   solver.wait(*ticket);                   // or poll(), or stream_wait() to order stream work after it
+//
+// The kernel holds the SMs it occupies for the solver's lifetime: size it with
+// PersistentOptions::sms and blocks_per_sm (plus one block that polls the rings). Idle, one warp
+// reads host memory about once a microsecond, and each consumer polls device memory with a
+// back-off doubling up to idle_sleep_ns.
+//
+// While the kernel is resident the device never idles, so nothing may wait for the whole device:
+//  - no cudaDeviceSynchronize, cudaMalloc, cudaHostAlloc, cudaFree or cudaFreeHost, nor work on the
+//    legacy default stream (CUDA serialises them against running kernels): allocate before the
+//    solver starts (or with cudaMallocAsync), free after it stops, and synchronise streams or
+//    events. So also: one resident solver at a time per device (each allocates pinned memory);
+//  - with lazy module loading (CUDA's default since 12.2), the first launch of any kernel waits for
+//    the device: load the kernels that run alongside the solver before constructing it
+//    (cudaFuncGetAttributes on each, or CUDA_MODULE_LOADING=EAGER in the environment). The first
+//    solver loads eigstream's own kernels (persistent and batched), so several solvers and
+//    eigstream::cuda::evd_batched can run together.
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+
+#include "eigstream/detail/persistent_ring.hpp"
+#include "eigstream/options.hpp"
+
+namespace eigstream::cuda {
+
+struct PersistentOptions {
+  int max_n = 32;                 // largest item: <= 32 solves an item per warp, <= 64 per block
+  int sms = 0;                    // SMs to occupy; 0: all but one (room for other kernels)
+  int blocks_per_sm = 0;          // 0: as many as fit
+  std::uint64_t capacity = 8192;  // items queued or being solved, per ring (rounded up to a power of two)
+  int idle_sleep_ns = 2000;       // longest sleep of an idle consumer between polls
+  Options solve;                  // tol, max_sweeps, sort, symmetry_tol (always two-sided)
+};
+
+enum class SubmitMode { wait, fail };        // what submit does when the ring is full
+enum class ShutdownMode { drain, cancel };   // solve what is queued, or cancel it
+enum class ItemState { pending, done, cancelled };
+
+// The handle of a submitted item: which ring and its position there.
+struct Ticket {
+  std::uint64_t position = 0;
+  bool from_device = false;  // submitted by device code (DeviceQueue)
+};
+
+struct PersistentCounters {
+  std::uint64_t submitted = 0;  // by the host and by device code
+  std::uint64_t completed = 0;  // solved, valid or not
+  std::uint64_t failed = 0;     // solved with invalid input or not converged (see the item's SolveInfo)
+  std::uint64_t cancelled = 0;  // cancelled by a cancelling shutdown
+};
+
+// What device code needs to submit (eigstream/persistent_submit.cuh); valid while the solver lives.
+template <class T>
+struct DeviceQueue {
+  detail::Ring<T> ring;
+  const int* run_state;  // device memory
+};
+
+template <class T>  // float, double, std::complex<float>, std::complex<double>
+class PersistentSolver {
+ public:
+  // Allocates the rings and launches the resident kernel on a stream of its own. Throws
+  // Error(invalid_argument) for bad options and Error(cuda) without a device.
+  explicit PersistentSolver(const PersistentOptions& options = {});
+  ~PersistentSolver();  // a draining shutdown if none was asked for; never throws
+  PersistentSolver(const PersistentSolver&) = delete;
+  PersistentSolver& operator=(const PersistentSolver&) = delete;
+
+  // Queues one item; thread-safe. Its sizes are checked here (Error invalid_argument), its data on
+  // the GPU (a NaN or non-Hermitian matrix gets info->invalid_input and NaN outputs). A full ring
+  // makes SubmitMode::wait wait and SubmitMode::fail return no ticket. Throws Error(invalid_argument)
+  // after shutdown and Error(cuda) once the kernel has failed.
+  std::optional<Ticket> submit(const EvdItem<T>& item, SubmitMode mode = SubmitMode::wait);
+
+  ItemState poll(const Ticket& ticket) const;
+  // Waits until the item is finished; throws Error(cuda) when the kernel fails or stops first.
+  ItemState wait(const Ticket& ticket) const;
+  // Work queued on `stream` after this call runs once the item is finished (a one-thread kernel
+  // waits on the GPU, so the host does not).
+  void stream_wait(const Ticket& ticket, cudaStream_t stream) const;
+  // The ticket that device code received from submit() (see persistent_submit.cuh).
+  static Ticket device_ticket(std::uint64_t position) { return {position, true}; }
+
+  DeviceQueue<T> device_queue() const;
+  PersistentCounters counters() const;
+  int consumers() const;  // resident warps or blocks
+
+  // Stops taking items, then solves (drain) or cancels what is queued, and waits for the kernel to
+  // end. Device code must have stopped submitting. Throws Error(cuda) if the kernel failed.
+  void shutdown(ShutdownMode mode = ShutdownMode::drain);
+
+ private:
+  struct State;
+  std::unique_ptr<State> state_;
+};
+
+}  // namespace eigstream::cuda

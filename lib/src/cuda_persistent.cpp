@@ -1,0 +1,318 @@
+// The host side of the persistent solver (eigstream/persistent.hpp): the rings' memory, the launch
+// of the resident kernel (kernels/jacobi_evd_persistent.cu), submission by host threads (the
+// producer half of the ring protocol in eigstream/detail/persistent_ring.hpp), waiting, counters and
+// shutdown.
+#include "eigstream/persistent.hpp"
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <complex>
+#include <sstream>
+#include <thread>
+
+#include "cuda_check.hpp"
+#include "eigstream/cuda.hpp"
+#include "eigstream/error.hpp"
+#include "eigstream_kernels/evd_batched.hpp"
+#include "eigstream_kernels/evd_persistent.hpp"
+#include "validate.hpp"
+
+namespace eigstream::cuda {
+namespace {
+
+using eigstream::detail::check_cuda;
+using Clock = std::chrono::steady_clock;
+
+constexpr std::uint64_t kMaxCapacity = std::uint64_t(1) << 24;
+constexpr auto kKernelCheckInterval = std::chrono::milliseconds(1);
+
+std::uint64_t load_acquire(const std::uint64_t* p) { return __atomic_load_n(p, __ATOMIC_ACQUIRE); }
+void store_release(std::uint64_t* p, std::uint64_t v) { __atomic_store_n(p, v, __ATOMIC_RELEASE); }
+
+void cpu_relax() {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#else
+  std::this_thread::yield();
+#endif
+}
+
+[[noreturn]] void invalid(const std::string& what) { throw Error(ErrorCode::invalid_argument, what); }
+
+// Pinned host memory mapped into the device's address space.
+template <class X>
+X* mapped_alloc(std::size_t count, const char* what) {
+  void* p = nullptr;
+  check_cuda(cudaHostAlloc(&p, count * sizeof(X), cudaHostAllocMapped), what);
+  std::fill_n(static_cast<char*>(p), count * sizeof(X), char(0));
+  return static_cast<X*>(p);
+}
+template <class X>
+X* device_pointer(X* host, const char* what) {
+  void* d = nullptr;
+  check_cuda(cudaHostGetDevicePointer(&d, host, 0), what);
+  return static_cast<X*>(d);
+}
+
+}  // namespace
+
+template <class T>
+struct PersistentSolver<T>::State {
+  PersistentOptions options;
+  std::uint64_t capacity = 0;
+  int consumers = 0;
+  cudaStream_t stream = nullptr;   // the resident kernel's
+  cudaStream_t control = nullptr;  // copies to and from the kernel's control words
+  detail::RingSlot<T>* slots = nullptr;  // host view: [0, capacity) host ring, [capacity, 2 capacity) device ring
+  std::uint64_t* host_tail = nullptr;    // mapped: the host ring's ticket counter
+  detail::ConsumerCounters* counters = nullptr;  // mapped, one per consumer
+  // Device memory: [0, 1] the rings' heads, [2] the device ring's tail, [3, 4] the rings' visible
+  // counts, [5] the poller's done flag.
+  std::uint64_t* device_words = nullptr;
+  int* run_state = nullptr;                      // device memory
+  T* staging = nullptr;                          // device memory: each consumer's copies of its item
+  kernels::PersistentEvdArgs<T> args{};
+  std::atomic<bool> accepting{true};
+  std::atomic<int> submitting{0};
+  std::atomic<bool> stopped{false};
+
+  ~State() {
+    if (stream) cudaStreamDestroy(stream);
+    if (control) cudaStreamDestroy(control);
+    cudaFreeHost(slots);
+    cudaFreeHost(host_tail);
+    cudaFreeHost(counters);
+    cudaFree(device_words);
+    cudaFree(run_state);
+    cudaFree(staging);
+  }
+
+  detail::RingSlot<T>& slot(const Ticket& t) const {
+    return slots[(t.from_device ? capacity : 0) + (t.position & (capacity - 1))];
+  }
+
+  // Throws when the kernel has failed, or has ended although `must_run`.
+  void check_kernel(bool must_run, const char* op) const {
+    const cudaError_t status = cudaStreamQuery(stream);
+    if (status == cudaErrorNotReady) return;
+    if (status != cudaSuccess)
+      throw Error(ErrorCode::cuda, std::string(op) + ": the persistent kernel failed: " + cudaGetErrorString(status));
+    if (must_run) throw Error(ErrorCode::cuda, std::string(op) + ": the persistent kernel has stopped");
+  }
+};
+
+template <class T>
+PersistentSolver<T>::PersistentSolver(const PersistentOptions& options) : state_(std::make_unique<State>()) {
+  const char* op = "PersistentSolver";
+  State& s = *state_;
+  s.options = options;
+  eigstream::detail::check_options(op, options.solve);
+  if (options.max_n < 1 || options.max_n > max_evd_size())
+    invalid(std::string(op) + ": max_n must be in [1, " + std::to_string(max_evd_size()) + "], not " +
+            std::to_string(options.max_n));
+  if (options.capacity < 1 || options.capacity > kMaxCapacity)
+    invalid(std::string(op) + ": capacity must be in [1, 2^24], not " + std::to_string(options.capacity));
+  if (options.idle_sleep_ns < 32 || options.idle_sleep_ns > 1000000)
+    invalid(std::string(op) + ": idle_sleep_ns must be in [32, 1000000], not " + std::to_string(options.idle_sleep_ns));
+  if (options.sms < 0 || options.blocks_per_sm < 0) invalid(std::string(op) + ": sms and blocks_per_sm must be >= 0");
+  if (!device_available()) throw Error(ErrorCode::cuda, std::string(op) + ": no CUDA device is present");
+
+  // Every kernel this library may launch while a solver is resident, loaded once per process before
+  // the first solver starts (see persistent.hpp on lazy loading).
+  static const cudaError_t loaded = [] {
+    const cudaError_t status = kernels::load_persistent_evd_kernels();
+    return status != cudaSuccess ? status : kernels::load_evd_batched_kernels();
+  }();
+  check_cuda(loaded, "PersistentSolver: loading the kernels");
+  int device = 0, sm_count = 0;
+  check_cuda(cudaGetDevice(&device), op);
+  check_cuda(cudaDeviceGetAttribute(&sm_count, cudaDevAttrMultiProcessorCount, device), op);
+  kernels::PersistentShape shape;
+  check_cuda(kernels::persistent_evd_shape<T>(options.max_n, &shape), "PersistentSolver: kernel shape");
+  if (shape.blocks_per_sm < 1) throw Error(ErrorCode::cuda, std::string(op) + ": the kernel does not fit on an SM");
+  const int sms = options.sms ? options.sms : std::max(1, sm_count - 1);
+  if (sms > sm_count)
+    invalid(std::string(op) + ": sms = " + std::to_string(sms) + " but the GPU has " + std::to_string(sm_count));
+  const int blocks_per_sm = options.blocks_per_sm ? options.blocks_per_sm : shape.blocks_per_sm;
+  if (blocks_per_sm > shape.blocks_per_sm)
+    invalid(std::string(op) + ": blocks_per_sm = " + std::to_string(blocks_per_sm) + " but at most " +
+            std::to_string(shape.blocks_per_sm) + " fit for max_n = " + std::to_string(options.max_n));
+  const int blocks = sms * blocks_per_sm;
+  s.consumers = blocks * shape.consumers_per_block;
+
+  s.capacity = 1;
+  while (s.capacity < options.capacity) s.capacity *= 2;
+  s.slots = mapped_alloc<detail::RingSlot<T>>(std::size_t(2 * s.capacity), "PersistentSolver: ring memory");
+  for (std::uint64_t i = 0; i < 2 * s.capacity; ++i) s.slots[i].state = i & (s.capacity - 1);
+  s.host_tail = mapped_alloc<std::uint64_t>(1, "PersistentSolver: ring memory");
+  s.counters = mapped_alloc<detail::ConsumerCounters>(std::size_t(s.consumers), "PersistentSolver: counters");
+  check_cuda(cudaMalloc(reinterpret_cast<void**>(&s.device_words), 6 * sizeof(std::uint64_t)), op);
+  check_cuda(cudaMalloc(reinterpret_cast<void**>(&s.run_state), sizeof(int)), op);
+  check_cuda(cudaMalloc(reinterpret_cast<void**>(&s.staging), sizeof(T) * shape.staging_stride * std::size_t(s.consumers)),
+             op);
+  check_cuda(cudaStreamCreateWithFlags(&s.stream, cudaStreamNonBlocking), op);
+  check_cuda(cudaStreamCreateWithFlags(&s.control, cudaStreamNonBlocking), op);
+  // On the kernel's stream, so they precede it without waiting for the device (another solver's
+  // kernel may be resident).
+  check_cuda(cudaMemsetAsync(s.device_words, 0, 6 * sizeof(std::uint64_t), s.stream), op);
+  check_cuda(cudaMemsetAsync(s.run_state, 0, sizeof(int), s.stream), op);
+
+  detail::RingSlot<T>* slots = device_pointer(s.slots, op);
+  auto& a = s.args;
+  a.rings[0] = {slots, s.device_words, device_pointer(s.host_tail, op), s.capacity};
+  a.rings[1] = {slots + s.capacity, s.device_words + 1, s.device_words + 2, s.capacity};
+  a.run_state = s.run_state;
+  a.visible = s.device_words + 3;
+  a.poller_done = s.device_words + 5;
+  a.staging = s.staging;
+  a.staging_stride = shape.staging_stride;
+  a.counters = device_pointer(s.counters, op);
+  a.max_n = options.max_n;
+  a.tol = eigstream::detail::tolerance<T>(options.solve, false, options.max_n);
+  a.symmetry_tol = eigstream::detail::symmetry_tolerance<T>(options.solve);
+  a.max_sweeps = options.solve.max_sweeps;
+  a.sort = options.solve.sort;
+  a.idle_sleep_ns = options.idle_sleep_ns;
+  check_cuda(kernels::launch_persistent_evd(a, blocks, s.stream), "PersistentSolver: kernel launch");
+}
+
+template <class T>
+PersistentSolver<T>::~PersistentSolver() {
+  try {
+    shutdown(ShutdownMode::drain);
+  } catch (const Error&) {
+    // A failed kernel was already reported to the calls that met it; the memory is freed regardless.
+  }
+}
+
+template <class T>
+std::optional<Ticket> PersistentSolver<T>::submit(const EvdItem<T>& item, SubmitMode mode) {
+  const char* op = "PersistentSolver::submit";
+  State& s = *state_;
+  const auto check = [&](bool ok, const char* what) {
+    if (!ok) invalid(std::string(op) + ": " + what + " (n = " + std::to_string(item.n) + ")");
+  };
+  check(item.n >= 1 && item.n <= s.options.max_n, "n must be in [1, max_n]");
+  check(item.a && item.lda >= item.n, "A is missing or its leading dimension is below n");
+  check(item.values != nullptr, "values is missing");
+  check(item.info != nullptr, "info is missing");
+  check(!item.vectors || item.ldv >= item.n, "the vectors' leading dimension is below n");
+  check(!item.warm_start || item.ldw >= item.n, "the warm start's leading dimension is below n");
+
+  struct Guard {
+    std::atomic<int>& count;
+    explicit Guard(std::atomic<int>& c) : count(c) { ++count; }
+    ~Guard() { --count; }
+  } guard(s.submitting);
+  if (!s.accepting) invalid(std::string(op) + ": the solver has been shut down");
+
+  auto last_check = Clock::now();
+  std::uint64_t t = __atomic_load_n(s.host_tail, __ATOMIC_RELAXED);
+  for (;;) {
+    detail::RingSlot<T>& slot = s.slots[t & (s.capacity - 1)];
+    const std::uint64_t state = load_acquire(&slot.state);
+    if (state == t) {
+      if (__atomic_compare_exchange_n(s.host_tail, &t, t + 1, true, __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {
+        slot.item = item;
+        store_release(&slot.state, t + 1);
+        return Ticket{t, false};
+      }
+      continue;  // t now holds the current tail
+    }
+    if (state < t) {  // the slot still holds ticket t - capacity: the ring is full
+      if (mode == SubmitMode::fail) return std::nullopt;
+      if (Clock::now() - last_check > kKernelCheckInterval) {
+        s.check_kernel(true, op);
+        last_check = Clock::now();
+      }
+      cpu_relax();
+    }
+    t = __atomic_load_n(s.host_tail, __ATOMIC_RELAXED);
+  }
+}
+
+template <class T>
+ItemState PersistentSolver<T>::poll(const Ticket& ticket) const {
+  const std::uint64_t state = load_acquire(&state_->slot(ticket).state);
+  if (!detail::finished(state, ticket.position, state_->capacity)) return ItemState::pending;
+  const bool cancelled = state == ((ticket.position + state_->capacity) | detail::kCancelledBit);
+  return cancelled ? ItemState::cancelled : ItemState::done;
+}
+
+template <class T>
+ItemState PersistentSolver<T>::wait(const Ticket& ticket) const {
+  auto last_check = Clock::now();
+  for (;;) {
+    const ItemState state = poll(ticket);
+    if (state != ItemState::pending) return state;
+    if (Clock::now() - last_check > kKernelCheckInterval) {
+      state_->check_kernel(false, "PersistentSolver::wait");
+      if (state_->stopped && poll(ticket) == ItemState::pending)
+        throw Error(ErrorCode::cuda, "PersistentSolver::wait: the solver stopped before the item was solved");
+      last_check = Clock::now();
+    }
+    cpu_relax();
+  }
+}
+
+template <class T>
+void PersistentSolver<T>::stream_wait(const Ticket& ticket, cudaStream_t stream) const {
+  const char* op = "PersistentSolver::stream_wait";
+  state_->check_kernel(false, op);
+  const std::uint64_t* state = device_pointer(&state_->slot(ticket).state, op);
+  check_cuda(kernels::launch_ticket_wait(state, ticket.position, state_->capacity, stream), op);
+}
+
+template <class T>
+DeviceQueue<T> PersistentSolver<T>::device_queue() const {
+  return {state_->args.rings[1], state_->args.run_state};
+}
+
+template <class T>
+PersistentCounters PersistentSolver<T>::counters() const {
+  const State& s = *state_;
+  std::uint64_t device_tail = 0;
+  check_cuda(cudaMemcpyAsync(&device_tail, s.device_words + 2, sizeof device_tail, cudaMemcpyDeviceToHost, s.control),
+             "PersistentSolver::counters");
+  check_cuda(cudaStreamSynchronize(s.control), "PersistentSolver::counters");
+  PersistentCounters c;
+  c.submitted = __atomic_load_n(s.host_tail, __ATOMIC_RELAXED) + device_tail;
+  for (int i = 0; i < s.consumers; ++i) {
+    const volatile detail::ConsumerCounters& k = s.counters[i];
+    c.completed += k.completed;
+    c.failed += k.failed;
+    c.cancelled += k.cancelled;
+  }
+  return c;
+}
+
+template <class T>
+int PersistentSolver<T>::consumers() const {
+  return state_->consumers;
+}
+
+template <class T>
+void PersistentSolver<T>::shutdown(ShutdownMode mode) {
+  const char* op = "PersistentSolver::shutdown";
+  State& s = *state_;
+  if (s.stopped) return;
+  s.accepting = false;
+  while (s.submitting > 0) std::this_thread::yield();  // submits that passed the check finish publishing
+  s.stopped = true;
+  static const int drain = detail::kDrain, cancel = detail::kCancel;
+  check_cuda(cudaMemcpyAsync(s.run_state, mode == ShutdownMode::drain ? &drain : &cancel, sizeof(int),
+                             cudaMemcpyHostToDevice, s.control),
+             op);
+  check_cuda(cudaStreamSynchronize(s.control), op);
+  const cudaError_t status = cudaStreamSynchronize(s.stream);
+  if (status != cudaSuccess)
+    throw Error(ErrorCode::cuda, std::string(op) + ": the persistent kernel failed: " + cudaGetErrorString(status));
+}
+
+template class PersistentSolver<float>;
+template class PersistentSolver<double>;
+template class PersistentSolver<std::complex<float>>;
+template class PersistentSolver<std::complex<double>>;
+
+}  // namespace eigstream::cuda

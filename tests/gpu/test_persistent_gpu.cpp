@@ -1,0 +1,376 @@
+// The persistent solver (eigstream/persistent.hpp) against the batched kernel and the LAPACK oracle:
+// equal results, concurrent host submitters, a full ring, shutdown with items in flight, a NaN item
+// among good ones, submission from device code and stream ordering. Runs only with a CUDA device.
+#include <catch2/catch.hpp>
+
+#include <atomic>
+#include <chrono>
+#include <cmath>
+#include <complex>
+#include <limits>
+#include <thread>
+#include <vector>
+
+#include "eigstream/cuda.hpp"
+#include "eigstream/persistent.hpp"
+#include "oracle.hpp"
+#include "persistent_producer.hpp"
+
+using namespace oracle;
+using eigstream::Error;
+using eigstream::ErrorCode;
+using eigstream::SolveInfo;
+using eigstream::cuda::EvdItem;
+using eigstream::cuda::ItemState;
+using eigstream::cuda::PersistentOptions;
+using eigstream::cuda::PersistentSolver;
+using eigstream::cuda::ShutdownMode;
+using eigstream::cuda::SubmitMode;
+using eigstream::cuda::Ticket;
+
+namespace {
+
+// Pinned host memory mapped into the device: what both the host and the resident kernel can touch.
+// cudaFreeHost waits for the whole device, so every Pinned buffer must outlive the solvers that use
+// it (declare it first): freed while the resident kernel runs, it would wait forever.
+template <class X>
+class Pinned {
+ public:
+  explicit Pinned(std::size_t count) : count_(count) {
+    REQUIRE(cudaHostAlloc(reinterpret_cast<void**>(&data_), count * sizeof(X), cudaHostAllocMapped) == cudaSuccess);
+    std::fill_n(reinterpret_cast<char*>(data_), count * sizeof(X), char(0));
+  }
+  ~Pinned() { cudaFreeHost(data_); }
+  Pinned(const Pinned&) = delete;
+  Pinned& operator=(const Pinned&) = delete;
+  X* get() const { return data_; }
+  X& operator[](std::size_t i) const { return data_[i]; }
+
+ private:
+  X* data_ = nullptr;
+  std::size_t count_;
+};
+
+// Matrices, outputs and statuses for `count` items of order n, all in pinned memory.
+template <class T>
+struct Items {
+  index_t n, count;
+  Pinned<T> a, v, warm;
+  Pinned<real_t<T>> w;
+  Pinned<SolveInfo> info;
+  Items(const std::vector<Matrix<T>>& ms)
+      : n(ms[0].rows), count(index_t(ms.size())), a(std::size_t(n * n * count)), v(std::size_t(n * n * count)),
+        warm(std::size_t(n * n * count)), w(std::size_t(n * count)), info(std::size_t(count)) {
+    for (index_t b = 0; b < count; ++b) std::copy(ms[std::size_t(b)].data.begin(), ms[std::size_t(b)].data.end(), &a[std::size_t(b * n * n)]);
+  }
+  EvdItem<T> item(index_t b, bool warm_start = false) const {
+    EvdItem<T> it;
+    it.a = &a[std::size_t(b * n * n)], it.lda = n;
+    it.values = &w[std::size_t(b * n)];
+    it.vectors = &v[std::size_t(b * n * n)], it.ldv = n;
+    if (warm_start) it.warm_start = &warm[std::size_t(b * n * n)], it.ldw = n;
+    it.info = &info[std::size_t(b)];
+    it.n = int(n);
+    return it;
+  }
+  Matrix<T> vectors(index_t b) const {
+    Matrix<T> m(n, n);
+    std::copy_n(&v[std::size_t(b * n * n)], n * n, m.data.begin());
+    return m;
+  }
+  std::vector<real_t<T>> values(index_t b) const { return {&w[std::size_t(b * n)], &w[std::size_t((b + 1) * n)]}; }
+};
+
+PersistentOptions options_for(int max_n) {
+  PersistentOptions o;
+  o.max_n = max_n;
+  return o;
+}
+
+template <class T>
+std::vector<Matrix<T>> covariances(index_t n, index_t count, std::uint64_t seed) {
+  std::vector<Matrix<T>> ms;
+  for (index_t b = 0; b < count; ++b) ms.push_back(evd_case<T>(EvdCase::covariance, n, seed + std::uint64_t(b)));
+  return ms;
+}
+
+}  // namespace
+
+TEMPLATE_TEST_CASE("gpu persistent: results equal the batched kernel's on the hard cases", "[gpu][persistent]", float,
+                   double, std::complex<float>, std::complex<double>) {
+  using T = TestType;
+  const index_t n = GENERATE(1, 2, 5, 8, 13, 16, 32, 33, 64);
+  std::vector<Matrix<T>> ms;
+  for (EvdCase c : all_evd_cases()) ms.push_back(evd_case<T>(c, n, 2000 + std::uint64_t(n)));
+  Items<T> items(ms);
+  {
+    PersistentSolver<T> solver(options_for(int(n)));
+    std::vector<Ticket> tickets;
+    for (index_t b = 0; b < items.count; ++b) tickets.push_back(*solver.submit(items.item(b)));
+    for (const Ticket& t : tickets) REQUIRE(solver.wait(t) == ItemState::done);
+    const auto c = solver.counters();
+    CHECK(c.submitted == std::uint64_t(items.count));
+    CHECK(c.completed == std::uint64_t(items.count));
+    CHECK(c.failed == 0);
+  }
+  // The batched kernel on the same matrices.
+  std::vector<T> batch_a(items.a.get(), items.a.get() + n * n * items.count), batch_v(batch_a.size());
+  std::vector<real_t<T>> batch_w(std::size_t(n * items.count));
+  std::vector<SolveInfo> batch_info(std::size_t(items.count));
+  eigstream::Options gpu;
+  gpu.backend = eigstream::Backend::cuda;
+  eigstream::evd_batched(eigstream::batch<const T>(batch_a.data(), n, n, items.count),
+                         eigstream::vectors(batch_w.data(), n, items.count),
+                         eigstream::batch(batch_v.data(), n, n, items.count), batch_info.data(), gpu);
+  for (index_t b = 0; b < items.count; ++b) {
+    INFO(type_name<T>() << " n = " << n << " case " << to_string(all_evd_cases()[std::size_t(b)]));
+    const SolveInfo& s = items.info[std::size_t(b)];
+    REQUIRE(s.converged);
+    CHECK(s.sweeps == batch_info[std::size_t(b)].sweeps);
+    const std::vector<real_t<T>> w = items.values(b);
+    const double scale = std::abs(double(batch_w[std::size_t(b * n)])) + std::abs(double(batch_w[std::size_t(b * n + n - 1)]));
+    for (index_t k = 0; k < n; ++k) CHECK(std::abs(double(w[std::size_t(k)] - batch_w[std::size_t(b * n + k)])) <= 2 * n * eps<T>() * scale);
+    const Matrix<T> v = items.vectors(b);
+    check_evd(ms[std::size_t(b)], w, &v, reference_eigenvalues(ms[std::size_t(b)]), eigstream::Sort::descending,
+              "gpu persistent");
+  }
+}
+
+TEST_CASE("gpu persistent: warm start from the previous result", "[gpu][persistent]") {
+  using T = std::complex<float>;
+  const index_t n = 32;
+  const Matrix<T> a = evd_case<T>(EvdCase::covariance, n, 71);
+  Items<T> items({a, perturb_hermitian(a, 0.01, true, 72)});
+  PersistentSolver<T> solver(options_for(32));
+  REQUIRE(solver.wait(*solver.submit(items.item(0))) == ItemState::done);
+  std::copy_n(&items.v[0], n * n, &items.warm[std::size_t(n * n)]);
+  REQUIRE(solver.wait(*solver.submit(items.item(1, true))) == ItemState::done);
+  CHECK(items.info[0].sweeps >= 5);
+  CHECK(items.info[1].sweeps <= 3);
+  const Matrix<T> v = items.vectors(1);
+  Matrix<T> a1(n, n);
+  std::copy_n(&items.a[std::size_t(n * n)], n * n, a1.data.begin());
+  check_evd(a1, items.values(1), &v, reference_eigenvalues(a1), eigstream::Sort::descending, "gpu persistent warm");
+}
+
+TEST_CASE("gpu persistent: several host threads submit concurrently", "[gpu][persistent]") {
+  using T = std::complex<float>;
+  const index_t n = 16, per_thread = 300;
+  const int threads = 4;
+  const std::vector<Matrix<T>> ms = covariances<T>(n, per_thread * threads, 500);
+  Items<T> items(ms);
+  PersistentOptions o = options_for(16);
+  o.capacity = 64;  // smaller than the work, so submitters also meet a full ring
+  PersistentSolver<T> solver(o);
+  std::atomic<int> wrong_state{0};
+  std::vector<std::thread> pool;
+  for (int t = 0; t < threads; ++t)
+    pool.emplace_back([&, t] {
+      std::vector<Ticket> tickets;
+      for (index_t k = 0; k < per_thread; ++k) tickets.push_back(*solver.submit(items.item(t * per_thread + k)));
+      for (const Ticket& ticket : tickets) wrong_state += solver.wait(ticket) != ItemState::done;
+    });
+  for (auto& th : pool) th.join();
+  CHECK(wrong_state == 0);
+  const auto c = solver.counters();
+  CHECK(c.submitted == std::uint64_t(threads * per_thread));
+  CHECK(c.completed == std::uint64_t(threads * per_thread));
+  for (index_t b = 0; b < items.count; b += 29) {
+    INFO("item " << b);
+    REQUIRE(items.info[std::size_t(b)].converged);
+    const Matrix<T> v = items.vectors(b);
+    check_evd(ms[std::size_t(b)], items.values(b), &v, reference_eigenvalues(ms[std::size_t(b)]),
+              eigstream::Sort::descending, "gpu persistent threads");
+  }
+}
+
+TEST_CASE("gpu persistent: a full ring fails or waits, as asked", "[gpu][persistent]") {
+  using T = double;
+  const index_t n = 64, count = 24;
+  const std::vector<Matrix<T>> ms = covariances<T>(n, count, 900);
+  Items<T> items(ms);
+  PersistentOptions o = options_for(64);
+  o.sms = 1, o.blocks_per_sm = 1, o.capacity = 2;  // one consumer, two slots
+  PersistentSolver<T> solver(o);
+  REQUIRE(solver.consumers() == 1);
+  std::vector<Ticket> tickets;
+  int refused = 0;
+  for (index_t b = 0; b < count; ++b) {
+    std::optional<Ticket> t = solver.submit(items.item(b), SubmitMode::fail);
+    if (!t) {
+      ++refused;
+      t = solver.submit(items.item(b), SubmitMode::wait);  // waits for a slot
+    }
+    REQUIRE(t);
+    tickets.push_back(*t);
+  }
+  // A cold 64 x 64 double solve takes far longer than a submit: the ring must have been full.
+  CHECK(refused > 0);
+  for (const Ticket& t : tickets) REQUIRE(solver.wait(t) == ItemState::done);
+  CHECK(solver.counters().completed == std::uint64_t(count));
+  for (index_t b = 0; b < count; b += 7) {
+    const Matrix<T> v = items.vectors(b);
+    check_evd(ms[std::size_t(b)], items.values(b), &v, reference_eigenvalues(ms[std::size_t(b)]),
+              eigstream::Sort::descending, "gpu persistent full ring");
+  }
+}
+
+TEST_CASE("gpu persistent: shutdown with items in flight drains or cancels them", "[gpu][persistent]") {
+  using T = std::complex<float>;
+  const index_t n = 64, count = 48;
+  const std::vector<Matrix<T>> ms = covariances<T>(n, count, 1300);
+  PersistentOptions o = options_for(64);
+  o.sms = 1, o.blocks_per_sm = 1, o.capacity = 64;
+
+  SECTION("drain solves everything queued") {
+    Items<T> items(ms);
+    PersistentSolver<T> solver(o);
+    std::vector<Ticket> tickets;
+    for (index_t b = 0; b < count; ++b) tickets.push_back(*solver.submit(items.item(b)));
+    solver.shutdown(ShutdownMode::drain);
+    for (const Ticket& t : tickets) CHECK(solver.poll(t) == ItemState::done);
+    CHECK(solver.counters().completed == std::uint64_t(count));
+    for (index_t b = 0; b < count; ++b) CHECK(items.info[std::size_t(b)].converged);
+    REQUIRE_THROWS_AS(solver.submit(items.item(0)), Error);
+  }
+  SECTION("cancel solves what was claimed and cancels the rest") {
+    Items<T> items(ms);
+    PersistentSolver<T> solver(o);
+    std::vector<Ticket> tickets;
+    for (index_t b = 0; b < count; ++b) tickets.push_back(*solver.submit(items.item(b)));
+    solver.shutdown(ShutdownMode::cancel);
+    int done = 0, cancelled = 0;
+    for (index_t b = 0; b < count; ++b) {
+      const ItemState s = solver.poll(tickets[std::size_t(b)]);
+      REQUIRE(s != ItemState::pending);
+      if (s == ItemState::done) {
+        ++done;
+        CHECK(items.info[std::size_t(b)].converged);
+      } else {
+        ++cancelled;
+        CHECK(items.info[std::size_t(b)].sweeps == 0);  // never touched
+      }
+    }
+    CHECK(cancelled > 0);  // one consumer cannot have solved 48 cold 64 x 64 matrices that fast
+    const auto c = solver.counters();
+    CHECK(c.completed == std::uint64_t(done));
+    CHECK(c.cancelled == std::uint64_t(cancelled));
+  }
+}
+
+TEST_CASE("gpu persistent: a NaN item among good ones is flagged, the others are solved", "[gpu][persistent]") {
+  using T = float;
+  const index_t n = 20, count = 9;
+  std::vector<Matrix<T>> ms = covariances<T>(n, count, 40);
+  ms[4](3, 1) = std::numeric_limits<float>::quiet_NaN();
+  ms[6](2, 9) += 1.0f;  // not symmetric any more
+  Items<T> items(ms);
+  PersistentSolver<T> solver(options_for(32));
+  std::vector<Ticket> tickets;
+  for (index_t b = 0; b < count; ++b) tickets.push_back(*solver.submit(items.item(b)));
+  for (const Ticket& t : tickets) REQUIRE(solver.wait(t) == ItemState::done);
+  CHECK(solver.counters().failed == 2);
+  for (index_t b = 0; b < count; ++b) {
+    INFO("item " << b);
+    const bool bad = b == 4 || b == 6;
+    CHECK(items.info[std::size_t(b)].invalid_input == bad);
+    if (bad) {
+      CHECK(std::isnan(items.w[std::size_t(b * n)]));
+    } else {
+      const Matrix<T> v = items.vectors(b);
+      check_evd(ms[std::size_t(b)], items.values(b), &v, reference_eigenvalues(ms[std::size_t(b)]),
+                eigstream::Sort::descending, "gpu persistent nan");
+    }
+  }
+}
+
+TEST_CASE("gpu persistent: device code submits after a kernel on another stream", "[gpu][persistent]") {
+  using T = float;
+  const index_t n = 12, count = 16;
+  Items<T> items(covariances<T>(n, count, 60));
+  Pinned<std::uint64_t> positions{static_cast<std::size_t>(count)};  // freed after the solver stops (see below)
+  Pinned<EvdItem<T>> its{static_cast<std::size_t>(count)};
+  for (index_t b = 0; b < count; ++b) its[std::size_t(b)] = items.item(b);
+  REQUIRE(preload_producer() == cudaSuccess);
+  PersistentSolver<T> solver(options_for(16));
+  cudaStream_t stream;
+  REQUIRE(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking) == cudaSuccess);
+  // A kernel on `stream` builds each matrix as diag(1..n) + 0.5 * (ones), then one thread submits it.
+  REQUIRE(launch_build_and_submit(solver.device_queue(), its.get(), int(count), positions.get(), stream) == cudaSuccess);
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  cudaError_t status;
+  while ((status = cudaStreamQuery(stream)) == cudaErrorNotReady && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::yield();
+  INFO("the producer kernel " << (status == cudaErrorNotReady ? "did not finish in 10 s" : cudaGetErrorString(status)));
+  REQUIRE(status == cudaSuccess);
+  for (index_t b = 0; b < count; ++b) {
+    REQUIRE(positions[std::size_t(b)] != kNotSubmitted);
+    REQUIRE(solver.wait(PersistentSolver<T>::device_ticket(positions[std::size_t(b)])) == ItemState::done);
+  }
+  CHECK(solver.counters().submitted == std::uint64_t(count));
+  for (index_t b = 0; b < count; ++b) {
+    Matrix<T> a(n, n);
+    for (index_t j = 0; j < n; ++j)
+      for (index_t i = 0; i < n; ++i) a(i, j) = T(0.5) + (i == j ? T(i + 1) : T(0));
+    const Matrix<T> v = items.vectors(b);
+    check_evd(a, items.values(b), &v, reference_eigenvalues(a), eigstream::Sort::descending, "gpu persistent device submit");
+  }
+  cudaStreamDestroy(stream);
+}
+
+TEST_CASE("gpu persistent: stream_wait orders later stream work after the item", "[gpu][persistent]") {
+  using T = double;
+  const index_t n = 32;
+  Items<T> items(covariances<T>(n, 1, 80));
+  PersistentSolver<T> solver(options_for(32));
+  cudaStream_t stream;
+  REQUIRE(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking) == cudaSuccess);
+  std::vector<double> copy(std::size_t(n), -1.0);
+  const Ticket t = *solver.submit(items.item(0));
+  solver.stream_wait(t, stream);
+  REQUIRE(cudaMemcpyAsync(copy.data(), items.w.get(), std::size_t(n) * sizeof(double), cudaMemcpyDefault, stream) ==
+          cudaSuccess);
+  REQUIRE(cudaStreamSynchronize(stream) == cudaSuccess);
+  REQUIRE(solver.poll(t) == ItemState::done);
+  for (index_t k = 0; k < n; ++k) CHECK(copy[std::size_t(k)] == items.w[std::size_t(k)]);
+  cudaStreamDestroy(stream);
+}
+
+TEST_CASE("gpu persistent: bad items and options are refused clearly", "[gpu][persistent]") {
+  using T = float;
+  auto refused = [](auto&& call, const char* text) {
+    REQUIRE_THROWS_MATCHES(call(), Error, Catch::Predicate<Error>([&](const Error& e) {
+      return e.code() == ErrorCode::invalid_argument && std::string(e.what()).find(text) != std::string::npos;
+    }, text));
+  };
+  PersistentOptions bad = options_for(65);
+  refused([&] { PersistentSolver<T> s(bad); }, "max_n");
+  bad = options_for(8);
+  bad.blocks_per_sm = 1000;
+  refused([&] { PersistentSolver<T> s(bad); }, "blocks_per_sm");
+  Items<T> items(covariances<T>(9, 1, 3));
+  {  // one resident solver at a time: a second one's pinned allocations would wait for the first
+    PersistentSolver<T> solver(options_for(8));
+    refused([&] { solver.submit(items.item(0)); }, "n must be in [1, max_n]");
+  }
+  PersistentSolver<T> wide(options_for(16));
+  EvdItem<T> it = items.item(0);
+  it.info = nullptr;
+  refused([&] { wide.submit(it); }, "info is missing");
+  it = items.item(0);
+  it.lda = 4;
+  refused([&] { wide.submit(it); }, "leading dimension");
+}
+
+// Run alone (CTest "gpu: persistent kernel fault"): a fault poisons the CUDA context of the process.
+TEST_CASE("gpu persistent: a kernel fault surfaces as an error on the next call", "[.][persistent-fault]") {
+  using T = float;
+  Items<T> items(covariances<T>(8, 1, 5));
+  PersistentSolver<T> solver(options_for(8));
+  EvdItem<T> it = items.item(0);
+  it.a = reinterpret_cast<const T*>(std::uintptr_t(0x10));  // not an address the GPU can read
+  const Ticket t = *solver.submit(it);
+  REQUIRE_THROWS_MATCHES(solver.wait(t), Error, Catch::Predicate<Error>([](const Error& e) {
+    return e.code() == ErrorCode::cuda && std::string(e.what()).find("persistent kernel failed") != std::string::npos;
+  }, "cuda error naming the kernel failure"));
+}
