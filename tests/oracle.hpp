@@ -7,9 +7,12 @@
 // Scalars: float, double, std::complex<float>, std::complex<double>.
 #pragma once
 
+#include <catch2/catch.hpp>
+
 #include <complex>
 #include <cstdint>
 #include <functional>
+#include <initializer_list>
 #include <limits>
 #include <random>
 #include <string>
@@ -202,6 +205,27 @@ SvdResult<T> run_svd(const Matrix<T>& a, const eigstream::Options& options, cons
   r.info = eigstream::svd(a.view(), r.s.data(), r.u.view(), r.v.view(), options,
                           warm ? warm->view() : eigstream::MatrixView<const T>{});
   return r;
+}
+
+// ---- errors -------------------------------------------------------------------------------------------
+// Runs f, which must throw eigstream::Error with `code` and a message holding every one of `needles`.
+template <class F>
+void check_error(F&& f, eigstream::ErrorCode code, std::initializer_list<const char*> needles) {
+  bool thrown = false;
+  try {
+    f();
+  } catch (const eigstream::Error& e) {
+    thrown = true;
+    const std::string message = e.what();
+    INFO("message: " << message);
+    CHECK(std::string(eigstream::to_string(e.code())) == eigstream::to_string(code));
+    for (const char* needle : needles) {
+      INFO("expected in the message: \"" << needle << "\"");
+      CHECK(message.find(needle) != std::string::npos);
+    }
+  }
+  INFO("expected an eigstream::Error with code " << eigstream::to_string(code));
+  CHECK(thrown);
 }
 
 }  // namespace oracle
