@@ -16,11 +16,8 @@
 using eigstream::ArrayGeometry;
 using eigstream::ArraySignal;
 using eigstream::Beamformer;
-using eigstream::Covariance;
-using eigstream::CovarianceConfig;
 using eigstream::DiagonalLoading;
 using eigstream::ErrorCode;
-using eigstream::EvdView;
 using eigstream::sample_t;
 using namespace oracle;
 
@@ -34,33 +31,10 @@ std::vector<double> grid(double from, double to, double step) {
   return angles;
 }
 
-// Sample covariance of `snapshots` snapshots of an ArraySignal, and its EVD.
 template <class R>
-struct ArrayScene {
-  Matrix<std::complex<R>> r;
-  std::vector<R> w;
-  Matrix<std::complex<R>> v;
-
-  ArrayScene(const eigstream::ArraySignalConfig& config, index_t snapshots) {
-    ArraySignal signal(config);
-    const index_t n = signal.channels();
-    Matrix<sample_t> x(n, snapshots);
-    signal.generate(x.view());
-    Covariance<R> covariance({n, CovarianceConfig::Mode::exponential, 0, 1, {}});
-    covariance.update(x.cview());
-    r = Matrix<std::complex<R>>(n, n);
-    covariance.covariance(r.view());
-    decompose();
-  }
-  explicit ArrayScene(Matrix<std::complex<R>> covariance) : r(std::move(covariance)) { decompose(); }
-
-  void decompose() {
-    w.resize(std::size_t(r.rows));
-    v = Matrix<std::complex<R>>(r.rows, r.rows);
-    eigstream::evd(r.cview(), w.data(), v.view());
-  }
-  EvdView<R> evd() const { return {w.data(), v.cview()}; }
-};
+SampleEvd<R> scene_of(const eigstream::ArraySignalConfig& config, index_t snapshots) {
+  return SampleEvd<R>::generated(ArraySignal(config), snapshots);
+}
 
 eigstream::ArraySignalConfig two_sources(std::uint64_t seed) {
   eigstream::ArraySignalConfig config;
@@ -106,14 +80,14 @@ TEST_CASE("steering vectors follow the documented sign convention", "[beamformin
   eigstream::ArraySignalConfig config;
   config.geometry = ArrayGeometry::uniform_linear(2, 0.5);
   config.sources = {{30, 20}};
-  const ArrayScene<double> scene(config, 2000);
+  const SampleEvd<double> scene = scene_of<double>(config, 2000);
   CHECK(std::arg(scene.r(1, 0)) * 180 / kPi == Approx(90).margin(1));
 }
 
 TEMPLATE_TEST_CASE("MUSIC finds two sources within 0.5 degree and MDL counts them", "[beamforming]", float, double) {
   Beamformer<TestType> beamformer(ArrayGeometry::uniform_linear(8, 0.5), grid(-90, 90, 1));
   for (std::uint64_t seed = 1; seed <= 20; ++seed) {
-    const ArrayScene<TestType> scene(two_sources(seed), 200);
+    const SampleEvd<TestType> scene = scene_of<TestType>(two_sources(seed), 200);
     INFO("seed " << seed);
     CHECK(eigstream::mdl_sources(scene.w.data(), 8, 200) == 2);
     double doa[2] = {0, 0};
@@ -135,7 +109,7 @@ TEST_CASE("MUSIC refines a 1-degree grid to the exact peaks of an exact covarian
     for (index_t j = 0; j < 8; ++j)
       for (index_t i = 0; i < 8; ++i) r(i, j) += 10.0 * a[std::size_t(i)] * std::conj(a[std::size_t(j)]);
   }
-  const ArrayScene<double> scene(r);
+  const SampleEvd<double> scene = SampleEvd<double>::of_covariance(r);
   Beamformer<double> beamformer(ula, grid(-90, 90, 1));
   double doa[2];
   REQUIRE(beamformer.music_doa(scene.evd(), 2, doa) == 2);
@@ -147,12 +121,12 @@ TEST_CASE("MUSIC refines a 1-degree grid to the exact peaks of an exact covarian
 TEST_CASE("MDL counts no source in noise and three sources", "[beamforming]") {
   eigstream::ArraySignalConfig noise = two_sources(4);
   noise.sources.clear();
-  const ArrayScene<double> empty(noise, 500);
+  const SampleEvd<double> empty = scene_of<double>(noise, 500);
   CHECK(eigstream::mdl_sources(empty.w.data(), 8, 500) == 0);
 
   eigstream::ArraySignalConfig three = two_sources(5);
   three.sources.push_back({5, 5});
-  const ArrayScene<double> scene(three, 500);
+  const SampleEvd<double> scene = scene_of<double>(three, 500);
   CHECK(eigstream::mdl_sources(scene.w.data(), 8, 500) == 3);
 }
 
@@ -161,7 +135,7 @@ TEMPLATE_TEST_CASE("MVDR beam pattern peaks at the sources; weights are distorti
   const std::vector<double> angles = grid(-90, 90, 0.5);
   Beamformer<TestType> beamformer(ArrayGeometry::uniform_linear(8, 0.5), angles);
   for (std::uint64_t seed = 1; seed <= 5; ++seed) {
-    const ArrayScene<TestType> scene(two_sources(seed), 200);
+    const SampleEvd<TestType> scene = scene_of<TestType>(two_sources(seed), 200);
     std::vector<TestType> power(angles.size());
     beamformer.mvdr_power(scene.evd(), {}, power.data());
     const std::vector<double> peaks = local_maxima(angles, std::vector<double>(power.begin(), power.end()), 2);
@@ -205,7 +179,7 @@ TEMPLATE_TEST_CASE("MVDR beam pattern peaks at the sources; weights are distorti
 }
 
 TEMPLATE_TEST_CASE("eigen-beamforming weights are the principal eigenvector", "[beamforming]", float, double) {
-  const ArrayScene<TestType> scene(two_sources(3), 200);
+  const SampleEvd<TestType> scene = scene_of<TestType>(two_sources(3), 200);
   Beamformer<TestType> beamformer(ArrayGeometry::uniform_linear(8, 0.5), grid(-90, 90, 1));
   std::vector<std::complex<TestType>> w(8);
   beamformer.eigen_weights(scene.evd(), w.data());
@@ -236,7 +210,7 @@ TEST_CASE("beamforming rejects bad calls with clear messages", "[beamforming][er
   check_error([&] { Beamformer<float>(ula, {0, 1, 1}); }, ErrorCode::invalid_argument,
               {"strictly increasing", "angle 2 = 1"});
 
-  const ArrayScene<float> scene(two_sources(1), 200);
+  const SampleEvd<float> scene = scene_of<float>(two_sources(1), 200);
   Beamformer<float> beamformer(ula, grid(-90, 90, 1));
   std::vector<float> spectrum(181);
   double doa[8];

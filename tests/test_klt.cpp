@@ -11,8 +11,6 @@
 #include "oracle.hpp"
 
 using eigstream::ComponentRule;
-using eigstream::Covariance;
-using eigstream::CovarianceConfig;
 using eigstream::ErrorCode;
 using eigstream::MixtureSignal;
 using eigstream::sample_t;
@@ -20,59 +18,46 @@ using namespace oracle;
 
 namespace {
 
-// One block of the mixture, its sample covariance and the EVD of that (descending).
+// Reconstruction SNR of the block from the first k eigenvectors of its covariance.
 template <class R>
-struct MixtureKlt {
-  Matrix<sample_t> x;
-  std::vector<R> w;
-  Matrix<std::complex<R>> v;
+double klt_snr_db(const SampleEvd<R>& s, index_t k) {
+  const index_t n = s.x.rows, l = s.x.cols;
+  const eigstream::MatrixView<const std::complex<R>> basis{s.v.data.data(), n, k, n};
+  Matrix<std::complex<R>> c(k, l);
+  eigstream::klt_coefficients(basis, s.x.cview(), c.view());
+  Matrix<sample_t> y(n, l);
+  eigstream::klt_reconstruct(basis, c.cview(), y.view());
+  return eigstream::reconstruction_snr_db(s.x.cview(), y.cview());
+}
 
-  MixtureKlt(index_t channels, index_t latent, double snr_db, index_t snapshots, std::uint64_t seed)
-      : x(channels, snapshots), w(std::size_t(channels)), v(channels, channels) {
-    MixtureSignal signal({channels, latent, snr_db, seed});
-    signal.generate(x.view());
-    Covariance<R> covariance({channels, CovarianceConfig::Mode::exponential, 0, 1, {}});
-    covariance.update(x.cview());
-    Matrix<std::complex<R>> r(channels, channels);
-    covariance.covariance(r.view());
-    eigstream::evd(r.cview(), w.data(), v.view());
-  }
-
-  // Reconstruction SNR from the first k eigenvectors.
-  double snr_db(index_t k) const {
-    const index_t n = x.rows, l = x.cols;
-    const eigstream::MatrixView<const std::complex<R>> basis{v.data.data(), n, k, n};
-    Matrix<std::complex<R>> c(k, l);
-    eigstream::klt_coefficients(basis, x.cview(), c.view());
-    Matrix<sample_t> y(n, l);
-    eigstream::klt_reconstruct(basis, c.cview(), y.view());
-    return eigstream::reconstruction_snr_db(x.cview(), y.cview());
-  }
-};
+template <class R>
+SampleEvd<R> mixture(index_t channels, index_t latent, double snr_db, index_t snapshots, std::uint64_t seed) {
+  return SampleEvd<R>::generated(MixtureSignal({channels, latent, snr_db, seed}), snapshots);
+}
 
 }  // namespace
 
 TEMPLATE_TEST_CASE("KLT of 16 channels mixing 4 latent signals at 40 dB keeps them in 4 components", "[klt]",
                    float, double) {
   for (std::uint64_t seed : {1, 2, 3}) {
-    const MixtureKlt<TestType> klt(16, 4, 40, 2000, seed);
+    const SampleEvd<TestType> klt = mixture<TestType>(16, 4, 40, 2000, seed);
     INFO("seed " << seed << ", eigenvalues 4 and 5: " << klt.w[3] << ", " << klt.w[4]);
     CHECK(eigstream::choose_components(klt.w.data(), 16, ComponentRule::energy(0.999)) == 4);
     CHECK(eigstream::choose_components(klt.w.data(), 16, ComponentRule::fixed(4)) == 4);
     // Noise of power 1e-4 per channel, 12 of its 16 dimensions outside the kept subspace: the error
     // power is 12/16 of the noise, the signal power 1 + 1e-4 per channel: SNR = 41.25 dB.
-    const double snr = klt.snr_db(4);
+    const double snr = klt_snr_db(klt, 4);
     const double expected = 10 * std::log10((1 + 1e-4) / (0.75e-4));
     INFO("reconstruction SNR " << snr << " dB, expected about " << expected);
     CHECK(snr >= 35);
     CHECK(std::abs(snr - expected) < 0.5);
-    CHECK(klt.snr_db(3) < 30);  // a missing latent signal shows
+    CHECK(klt_snr_db(klt, 3) < 30);  // a missing latent signal shows
   }
 }
 
 TEST_CASE("KLT with the whole basis reconstructs the block to rounding", "[klt]") {
-  const MixtureKlt<double> klt(8, 3, 20, 300, 7);
-  CHECK(klt.snr_db(8) > 120);
+  const SampleEvd<double> klt = mixture<double>(8, 3, 20, 300, 7);
+  CHECK(klt_snr_db(klt, 8) > 120);
 }
 
 TEST_CASE("KLT coefficients equal V^H X computed in long double", "[klt]") {

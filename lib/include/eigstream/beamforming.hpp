@@ -57,8 +57,9 @@ struct EvdView {
 // signals by information theoretic criteria", IEEE Trans. ASSP 33(2), 1985, eq. 16): for k = 0..N-1
 //   MDL(k) = -L (N - k) log( g(k) / a(k) ) + k (2N - k) log(L) / 2,
 // g(k), a(k) the geometric and arithmetic means of the N - k smallest eigenvalues, L the number of
-// snapshots behind the covariance; returns the k that minimises it. Needs eigenvalues > 0
-// (Error(invalid_input) naming the first that is not) and snapshots >= 1.
+// snapshots behind the covariance (with exponential forgetting, an effective count such as
+// L (1 + lambda) / (1 - lambda)); returns the k that minimises it (ties: the smaller k). Needs
+// eigenvalues > 0 (Error(invalid_input) naming the first that is not) and snapshots >= 1.
 template <class R>
 index_t mdl_sources(const R* values, index_t n, double snapshots);
 
