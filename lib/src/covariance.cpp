@@ -79,9 +79,14 @@ void Covariance<R>::accumulate(MatrixView<const sample_t> part) {
   for (index_t t = 0; t < part.cols; ++t) {
     const sample_t* x = part.data + t * part.ld;
     for (index_t j = 0; j < n; ++j) {
-      const value_type xj_conj = std::conj(value_type(x[j]));
+      // column += x * conj(x_j), written out in reals: std::complex's operator* checks for NaN
+      // (a library call per product) and the samples are known finite here.
+      const R br = R(x[j].real()), bi = R(x[j].imag());
       value_type* column = sum + j * n;
-      for (index_t i = j; i < n; ++i) column[i] += value_type(x[i]) * xj_conj;
+      for (index_t i = j; i < n; ++i) {
+        const R ar = R(x[i].real()), ai = R(x[i].imag());
+        column[i] += value_type(ar * br + ai * bi, ai * br - ar * bi);
+      }
     }
   }
   block_snapshots_ += part.cols;
