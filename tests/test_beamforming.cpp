@@ -25,12 +25,6 @@ namespace {
 
 constexpr double kPi = 3.14159265358979323846;
 
-std::vector<double> grid(double from, double to, double step) {
-  std::vector<double> angles;
-  for (int i = 0; from + i * step <= to + 1e-9; ++i) angles.push_back(from + i * step);
-  return angles;
-}
-
 template <class R>
 SampleEvd<R> scene_of(const eigstream::ArraySignalConfig& config, index_t snapshots) {
   return SampleEvd<R>::generated(ArraySignal(config), snapshots);
@@ -85,7 +79,7 @@ TEST_CASE("steering vectors follow the documented sign convention", "[beamformin
 }
 
 TEMPLATE_TEST_CASE("MUSIC finds two sources within 0.5 degree and MDL counts them", "[beamforming]", float, double) {
-  Beamformer<TestType> beamformer(ArrayGeometry::uniform_linear(8, 0.5), grid(-90, 90, 1));
+  Beamformer<TestType> beamformer(ArrayGeometry::uniform_linear(8, 0.5), eigstream::angle_grid(-90, 90, 1));
   for (std::uint64_t seed = 1; seed <= 20; ++seed) {
     const SampleEvd<TestType> scene = scene_of<TestType>(two_sources(seed), 200);
     INFO("seed " << seed);
@@ -110,7 +104,7 @@ TEST_CASE("MUSIC refines a 1-degree grid to the exact peaks of an exact covarian
       for (index_t i = 0; i < 8; ++i) r(i, j) += 10.0 * a[std::size_t(i)] * std::conj(a[std::size_t(j)]);
   }
   const SampleEvd<double> scene = SampleEvd<double>::of_covariance(r);
-  Beamformer<double> beamformer(ula, grid(-90, 90, 1));
+  Beamformer<double> beamformer(ula, eigstream::angle_grid(-90, 90, 1));
   double doa[2];
   REQUIRE(beamformer.music_doa(scene.evd(), 2, doa) == 2);
   CHECK(std::abs(doa[0] - truth[0]) < 0.01);
@@ -132,7 +126,7 @@ TEST_CASE("MDL counts no source in noise and three sources", "[beamforming]") {
 
 TEMPLATE_TEST_CASE("MVDR beam pattern peaks at the sources; weights are distortionless", "[beamforming]", float,
                    double) {
-  const std::vector<double> angles = grid(-90, 90, 0.5);
+  const std::vector<double> angles = eigstream::angle_grid(-90, 90, 0.5);
   Beamformer<TestType> beamformer(ArrayGeometry::uniform_linear(8, 0.5), angles);
   for (std::uint64_t seed = 1; seed <= 5; ++seed) {
     const SampleEvd<TestType> scene = scene_of<TestType>(two_sources(seed), 200);
@@ -180,7 +174,7 @@ TEMPLATE_TEST_CASE("MVDR beam pattern peaks at the sources; weights are distorti
 
 TEMPLATE_TEST_CASE("eigen-beamforming weights are the principal eigenvector", "[beamforming]", float, double) {
   const SampleEvd<TestType> scene = scene_of<TestType>(two_sources(3), 200);
-  Beamformer<TestType> beamformer(ArrayGeometry::uniform_linear(8, 0.5), grid(-90, 90, 1));
+  Beamformer<TestType> beamformer(ArrayGeometry::uniform_linear(8, 0.5), eigstream::angle_grid(-90, 90, 1));
   std::vector<std::complex<TestType>> w(8);
   beamformer.eigen_weights(scene.evd(), w.data());
   CHECK(w[0].imag() == TestType(0));
@@ -201,7 +195,18 @@ TEMPLATE_TEST_CASE("eigen-beamforming weights are the principal eigenvector", "[
   CHECK(std::abs(overlap) == Approx(1).margin(100 * eps<TestType>()));
 }
 
+TEST_CASE("angle grids include both ends when they fall on the grid", "[beamforming]") {
+  const std::vector<double> g = eigstream::angle_grid(-90, 90, 0.1);
+  REQUIRE(g.size() == 1801);
+  CHECK(g[900] == Approx(0).margin(1e-12));
+  CHECK(g.back() == Approx(90).margin(1e-12));
+  CHECK(eigstream::angle_grid(0, 1, 0.3).size() == 4);  // 0, 0.3, 0.6, 0.9
+  CHECK(eigstream::angle_grid(5, 5, 1).size() == 1);
+}
+
 TEST_CASE("beamforming rejects bad calls with clear messages", "[beamforming][errors]") {
+  check_error([] { eigstream::angle_grid(0, 10, 0); }, ErrorCode::invalid_argument, {"angle grid", "step 0"});
+  check_error([] { eigstream::angle_grid(10, 0, 1); }, ErrorCode::invalid_argument, {"angle grid", "from 10 to 0"});
   check_error([] { ArrayGeometry::uniform_linear(0); }, ErrorCode::invalid_argument, {"at least 1 element", "got 0"});
   check_error([] { ArrayGeometry::uniform_linear(4, 0); }, ErrorCode::invalid_argument, {"spacing", "got 0"});
   check_error([] { ArrayGeometry({}); }, ErrorCode::invalid_argument, {"at least 1 element"});
@@ -211,7 +216,7 @@ TEST_CASE("beamforming rejects bad calls with clear messages", "[beamforming][er
               {"strictly increasing", "angle 2 = 1"});
 
   const SampleEvd<float> scene = scene_of<float>(two_sources(1), 200);
-  Beamformer<float> beamformer(ula, grid(-90, 90, 1));
+  Beamformer<float> beamformer(ula, eigstream::angle_grid(-90, 90, 1));
   std::vector<float> spectrum(181);
   double doa[8];
   check_error([&] { beamformer.music_spectrum(scene.evd(), 8, spectrum.data()); }, ErrorCode::invalid_argument,

@@ -86,6 +86,23 @@ LongMatrix reference(const std::vector<Matrix<sample_t>>& blocks, std::size_t co
   return r;
 }
 
+// 1 / sum over snapshots of their squared weights, from the block weights of the documented formulas.
+double reference_effective_snapshots(const std::vector<Matrix<sample_t>>& blocks, std::size_t count,
+                                     const CovarianceConfig& config) {
+  long double sum = 0;
+  if (config.mode == Mode::exponential) {
+    const long double lambda = static_cast<long double>(config.lambda);
+    for (std::size_t b = 0; b < count; ++b) {
+      const long double weight = (b == 0 ? 1.0L : 1.0L - lambda) * std::pow(lambda, static_cast<long double>(count - 1 - b));
+      sum += weight * weight / static_cast<long double>(blocks[b].cols);
+    }
+    return double(1 / sum);
+  }
+  const std::size_t first = count > std::size_t(config.window) ? count - std::size_t(config.window) : 0;
+  for (std::size_t b = first; b < count; ++b) sum += static_cast<long double>(blocks[b].cols);
+  return double(sum);
+}
+
 template <class R>
 Matrix<std::complex<R>> output(const Covariance<R>& c) {
   Matrix<std::complex<R>> out(c.channels(), c.channels());
@@ -142,6 +159,8 @@ TEMPLATE_TEST_CASE("covariance matches the long double reference", "[covariance]
         const double error = relative_error(output(estimator), reference(blocks, b + 1, c.config));
         INFO("after block " << b << ": relative error " << error);
         CHECK(error <= tolerance);
+        CHECK(estimator.effective_snapshots() ==
+              Approx(reference_effective_snapshots(blocks, b + 1, c.config)).epsilon(tolerance));
       }
     }
   }

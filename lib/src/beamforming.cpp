@@ -59,6 +59,20 @@ void ArrayGeometry::steering_vector(double angle_deg, std::complex<R>* out) cons
   }
 }
 
+std::vector<double> angle_grid(double from_deg, double to_deg, double step_deg) {
+  if (!(std::isfinite(from_deg) && std::isfinite(to_deg) && to_deg >= from_deg && std::isfinite(step_deg) &&
+        step_deg > 0)) {
+    std::ostringstream s;
+    s << "angle grid: needs finite bounds from <= to and a step > 0, got from " << from_deg << " to " << to_deg
+      << " step " << step_deg;
+    fail_argument(s.str());
+  }
+  const index_t count = index_t(std::floor((to_deg - from_deg) / step_deg + 1e-9)) + 1;
+  std::vector<double> angles(static_cast<std::size_t>(count));
+  for (index_t g = 0; g < count; ++g) angles[std::size_t(g)] = from_deg + double(g) * step_deg;
+  return angles;
+}
+
 template <class R>
 index_t mdl_sources(const R* values, index_t n, double snapshots) {
   detail::check_eigenvalues("mdl", values, n);

@@ -108,6 +108,8 @@ void Covariance<R>::end_block() {
         const std::size_t k = std::size_t(i + j * n);
         estimate_[k] = keep * estimate_[k] + take * (block_sum_[k] * scale);
       }
+    weight_square_sum_ = double(keep) * double(keep) * weight_square_sum_ +
+                         double(take) * double(take) / double(block_snapshots_);
   } else {
     const index_t window = config_.window;
     const index_t slot = blocks_ % window;
@@ -125,6 +127,7 @@ void Covariance<R>::end_block() {
     }
     const R scale = R(1) / R(snapshots);
     for (value_type& x : estimate_) x *= scale;
+    weight_square_sum_ = 1 / double(snapshots);
   }
   ++blocks_;
   discard_block();
@@ -161,6 +164,7 @@ void Covariance<R>::reset() {
   std::fill(ring_.begin(), ring_.end(), value_type(0));
   std::fill(ring_snapshots_.begin(), ring_snapshots_.end(), 0);
   blocks_ = 0;
+  weight_square_sum_ = 0;
 }
 
 template class Covariance<float>;

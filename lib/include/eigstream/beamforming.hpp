@@ -46,6 +46,10 @@ class ArrayGeometry {
   std::vector<Position> positions_;
 };
 
+// from_deg, from_deg + step_deg, ... up to to_deg (included when it falls on the grid, to 1e-9 of a
+// step). Throws Error(invalid_argument) for non-finite bounds, to_deg < from_deg or step_deg <= 0.
+std::vector<double> angle_grid(double from_deg, double to_deg, double step_deg);
+
 // The EVD of an N x N covariance, eigenvalues descending.
 template <class R>
 struct EvdView {

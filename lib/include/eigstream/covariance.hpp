@@ -78,6 +78,12 @@ class Covariance {
   // Throws Error(invalid_argument) before the first block or for a wrong output size.
   void covariance(MatrixView<value_type> out) const;
 
+  // The number of equally weighted snapshots the estimate is worth: 1 / sum of the squared weights of
+  // its snapshots (a snapshot of block b weighs w_b / L_b, the w_b summing to 1). Sliding window: the
+  // snapshots in the window; exponential: L (1 + lambda) / (1 - lambda) in the steady state of
+  // blocks of L. What mdl_sources needs as `snapshots`. 0 before the first block.
+  double effective_snapshots() const { return weight_square_sum_ > 0 ? 1 / weight_square_sum_ : 0; }
+
   index_t channels() const { return config_.channels; }
   index_t blocks() const { return blocks_; }                   // blocks folded in since reset
   index_t pending_snapshots() const { return block_snapshots_; }  // in the current block
@@ -92,6 +98,7 @@ class Covariance {
   std::vector<value_type> ring_;       // sliding window: window sums S, lower triangles
   std::vector<index_t> ring_snapshots_;
   index_t blocks_ = 0;
+  double weight_square_sum_ = 0;
 };
 
 extern template class Covariance<float>;
