@@ -58,11 +58,11 @@ struct EvdView {
 };
 
 // The number of sources by the minimum description length criterion (Wax & Kailath, "Detection of
-// signals by information theoretic criteria", IEEE Trans. ASSP 33(2), 1985, eq. 16): for k = 0..N-1
+// signals by information theoretic criteria", IEEE Trans. ASSP 33(2), 1985): for k = 0..N-1
 //   MDL(k) = -L (N - k) log( g(k) / a(k) ) + k (2N - k) log(L) / 2,
 // g(k), a(k) the geometric and arithmetic means of the N - k smallest eigenvalues, L the number of
-// snapshots behind the covariance (with exponential forgetting, an effective count such as
-// L (1 + lambda) / (1 - lambda)); returns the k that minimises it (ties: the smaller k). Needs
+// snapshots behind the covariance (with forgetting, the effective count:
+// Covariance::effective_snapshots()); returns the k that minimises it (ties: the smaller k). Needs
 // eigenvalues > 0 (Error(invalid_input) naming the first that is not) and snapshots >= 1.
 template <class R>
 index_t mdl_sources(const R* values, index_t n, double snapshots);
@@ -87,7 +87,7 @@ class Beamformer {
   // real and >= 0.
   void eigen_weights(EvdView<R> evd, value_type* weights) const;
 
-  // MVDR toward angle_deg: w = R^-1 a / (a^H R^-1 a), R^-1 = V diag(1 / (w_i + delta)) V^H, delta the
+  // MVDR (Capon, Proc. IEEE 57(8), 1969) toward angle_deg: w = R^-1 a / (a^H R^-1 a), R^-1 = V diag(1 / (w_i + delta)) V^H, delta the
   // loading (relative to the trace = sum of eigenvalues). Throws Error(invalid_input) when a loaded
   // eigenvalue is not > 0.
   void mvdr_weights(EvdView<R> evd, double angle_deg, const DiagonalLoading& loading, value_type* weights);
@@ -95,7 +95,7 @@ class Beamformer {
   // MVDR beam powers P(theta_g) = 1 / (a^H R^-1 a) over the grid (angles().size() values).
   void mvdr_power(EvdView<R> evd, const DiagonalLoading& loading, R* power);
 
-  // MUSIC pseudospectrum over the grid with `sources` signal eigenvectors (1 <= sources < N):
+  // MUSIC (Schmidt, IEEE Trans. AP 34(3), 1986) pseudospectrum over the grid with `sources` signal eigenvectors (1 <= sources < N):
   // P(theta) = a^H a / sum_{i > sources} |v_i^H a|^2 (the noise subspace is columns sources..N-1).
   void music_spectrum(EvdView<R> evd, index_t sources, R* spectrum);
 

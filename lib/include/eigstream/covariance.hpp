@@ -61,8 +61,10 @@ class Covariance {
   explicit Covariance(const CovarianceConfig& config);
 
   // The whole block (channels x L snapshots, L >= 1): accumulate(block) then end_block(). Throws
-  // Error(invalid_input) naming the block number, snapshot and channel of a NaN or infinite sample,
-  // and leaves the estimate as it was; Error(invalid_argument) for wrong channel counts.
+  // Error(invalid_input) naming the block (its number counts the blocks folded in since reset, from
+  // 0), snapshot and channel of a NaN or infinite sample, and leaves the estimate as it was;
+  // Error(invalid_argument) for a wrong channel count. A stage that numbers blocks its own way, or
+  // flags and skips bad blocks without exceptions, checks them first with find_non_finite().
   void update(MatrixView<const sample_t> block);
 
   // A block in parts: adds the part's snapshots to the current block. A part with a non-finite sample
