@@ -16,6 +16,8 @@
 using eigstream::ArrayGeometry;
 using eigstream::ArraySignal;
 using eigstream::Beamformer;
+using eigstream::Covariance;
+using eigstream::CovarianceConfig;
 using eigstream::DiagonalLoading;
 using eigstream::ErrorCode;
 using eigstream::sample_t;
@@ -90,6 +92,32 @@ TEMPLATE_TEST_CASE("MUSIC finds two sources within 0.5 degree and MDL counts the
     CHECK(std::abs(doa[0] + 20) < 0.5);
     CHECK(std::abs(doa[1] - 35) < 0.5);
   }
+}
+
+TEST_CASE("MUSIC on 100 consecutive blocks of one stream: RMS error within 0.5 degree", "[beamforming]") {
+  // The beamform app's target: blocks of 200 snapshots, a fresh covariance per block, K from MDL.
+  ArraySignal signal(two_sources(2026));
+  Beamformer<float> beamformer(ArrayGeometry::uniform_linear(8, 0.5), eigstream::angle_grid(-90, 90, 1));
+  Covariance<float> covariance({8, CovarianceConfig::Mode::exponential, 0, 1, {}});
+  Matrix<sample_t> x(8, 200);
+  Matrix<std::complex<float>> r(8, 8), v(8, 8);
+  std::vector<float> w(8);
+  double sum2 = 0;
+  for (int block = 0; block < 100; ++block) {
+    signal.generate(x.view());
+    covariance.update(x.cview());
+    covariance.covariance(r.view());
+    eigstream::evd(r.cview(), w.data(), v.view());
+    const index_t sources = eigstream::mdl_sources(w.data(), 8, covariance.effective_snapshots());
+    double doa[2];
+    INFO("block " << block);
+    REQUIRE(sources == 2);
+    REQUIRE(beamformer.music_doa({w.data(), v.cview()}, sources, doa) == 2);
+    sum2 += (doa[0] + 20) * (doa[0] + 20) + (doa[1] - 35) * (doa[1] - 35);
+  }
+  const double rms = std::sqrt(sum2 / 200);
+  INFO("RMS DOA error " << rms << " degrees");
+  CHECK(rms <= 0.5);
 }
 
 TEST_CASE("MUSIC refines a 1-degree grid to the exact peaks of an exact covariance", "[beamforming]") {
