@@ -7,9 +7,12 @@
 // Scalars: float, double, std::complex<float>, std::complex<double>.
 #pragma once
 
+#include <catch2/catch.hpp>
+
 #include <complex>
 #include <cstdint>
 #include <functional>
+#include <initializer_list>
 #include <limits>
 #include <random>
 #include <string>
@@ -202,6 +205,66 @@ SvdResult<T> run_svd(const Matrix<T>& a, const eigstream::Options& options, cons
   r.info = eigstream::svd(a.view(), r.s.data(), r.u.view(), r.v.view(), options,
                           warm ? warm->view() : eigstream::MatrixView<const T>{});
   return r;
+}
+
+// ---- signal-processing scenes ------------------------------------------------------------------------
+// What the klt and beamforming tests start from: a block of samples x (empty when the covariance was
+// given), its covariance r (eigstream::Covariance of that one block) and the EVD of r (eigstream::evd,
+// descending).
+template <class R>
+struct SampleEvd {
+  Matrix<eigstream::sample_t> x;
+  Matrix<std::complex<R>> r;
+  std::vector<R> w;
+  Matrix<std::complex<R>> v;
+
+  template <class Generator>
+  static SampleEvd generated(Generator generator, index_t snapshots) {
+    SampleEvd s;
+    s.x = Matrix<eigstream::sample_t>(generator.channels(), snapshots);
+    generator.generate(s.x.view());
+    eigstream::Covariance<R> covariance({s.x.rows, eigstream::CovarianceConfig::Mode::exponential, 0, 1, {}});
+    covariance.update(s.x.cview());
+    s.r = Matrix<std::complex<R>>(s.x.rows, s.x.rows);
+    covariance.covariance(s.r.view());
+    s.decompose();
+    return s;
+  }
+  static SampleEvd of_covariance(Matrix<std::complex<R>> r) {
+    SampleEvd s;
+    s.r = std::move(r);
+    s.decompose();
+    return s;
+  }
+  eigstream::EvdView<R> evd() const { return {w.data(), v.cview()}; }
+
+ private:
+  void decompose() {
+    w.resize(static_cast<std::size_t>(r.rows));
+    v = Matrix<std::complex<R>>(r.rows, r.rows);
+    eigstream::evd(r.cview(), w.data(), v.view());
+  }
+};
+
+// ---- errors -------------------------------------------------------------------------------------------
+// Runs f, which must throw eigstream::Error with `code` and a message holding every one of `needles`.
+template <class F>
+void check_error(F&& f, eigstream::ErrorCode code, std::initializer_list<const char*> needles) {
+  bool thrown = false;
+  try {
+    f();
+  } catch (const eigstream::Error& e) {
+    thrown = true;
+    const std::string message = e.what();
+    INFO("message: " << message);
+    CHECK(std::string(eigstream::to_string(e.code())) == eigstream::to_string(code));
+    for (const char* needle : needles) {
+      INFO("expected in the message: \"" << needle << "\"");
+      CHECK(message.find(needle) != std::string::npos);
+    }
+  }
+  INFO("expected an eigstream::Error with code " << eigstream::to_string(code));
+  CHECK(thrown);
 }
 
 }  // namespace oracle

@@ -5,7 +5,6 @@
 
 #include <cmath>
 #include <complex>
-#include <initializer_list>
 #include <limits>
 #include <string>
 #include <vector>
@@ -21,26 +20,6 @@ using eigstream::SolveInfo;
 using namespace oracle;
 
 namespace {
-
-// Runs f, which must throw eigstream::Error with `code` and a message holding every one of `needles`.
-template <class F>
-void check_error(F&& f, ErrorCode code, std::initializer_list<const char*> needles) {
-  bool thrown = false;
-  try {
-    f();
-  } catch (const Error& e) {
-    thrown = true;
-    const std::string message = e.what();
-    INFO("message: " << message);
-    CHECK(std::string(eigstream::to_string(e.code())) == eigstream::to_string(code));
-    for (const char* needle : needles) {
-      INFO("expected in the message: \"" << needle << "\"");
-      CHECK(message.find(needle) != std::string::npos);
-    }
-  }
-  INFO("expected an eigstream::Error with code " << eigstream::to_string(code));
-  CHECK(thrown);
-}
 
 // A packed batch of `count` copies of generated matrices, and room for the outputs.
 template <class T>

@@ -19,16 +19,6 @@ constexpr double kMaxWarmStartDefect = 0.1;
 
 [[noreturn]] void fail(ErrorCode code, const std::string& message) { throw Error(code, message); }
 
-template <class T>
-const char* kind_of(T x) {
-  if constexpr (is_complex_v<T>) {
-    if (std::isnan(x.real()) || std::isnan(x.imag())) return "NaN";
-  } else {
-    if (std::isnan(x)) return "NaN";
-  }
-  return "infinite";
-}
-
 }  // namespace
 
 std::string matrix_label(const char* op, index_t b, index_t count) {
@@ -99,7 +89,7 @@ void check_finite(const std::string& where, const char* name, MatrixView<const T
     for (index_t i = 0; i < a.rows; ++i)
       if (!is_finite(a(i, j))) {
         std::ostringstream s;
-        s << where << ": " << name << '(' << i << ", " << j << ") is " << kind_of(a(i, j))
+        s << where << ": " << name << '(' << i << ", " << j << ") is " << non_finite_kind(a(i, j))
           << " (row, column from 0)";
         fail(ErrorCode::invalid_input, s.str());
       }
@@ -143,6 +133,25 @@ void load_warm_start(const std::string& where, MatrixView<const T> v0, MatrixVie
   }
 }
 
+template <class R>
+void check_eigenvalues(const char* op, const R* values, index_t n) {
+  std::ostringstream s;
+  s << op << ": ";
+  if (n < 1) fail(ErrorCode::invalid_argument, s.str() + "no eigenvalues (the matrix order must be >= 1)");
+  if (values == nullptr) fail(ErrorCode::invalid_argument, s.str() + "the eigenvalues are missing (null data)");
+  for (index_t i = 0; i < n; ++i)
+    if (!is_finite(values[i])) {
+      s << "eigenvalue " << i << " is " << non_finite_kind(values[i]);
+      fail(ErrorCode::invalid_input, s.str());
+    }
+  for (index_t i = 1; i < n; ++i)
+    if (values[i] > values[i - 1]) {
+      s << "eigenvalues must be in descending order (Sort::descending), but eigenvalue " << i << " = "
+        << values[i] << " > eigenvalue " << i - 1 << " = " << values[i - 1];
+      fail(ErrorCode::invalid_argument, s.str());
+    }
+}
+
 template <class T>
 double tolerance(const Options& options, bool one_sided, index_t rows) {
   if (options.tol > 0) return options.tol;
@@ -176,6 +185,8 @@ EIGSTREAM_INSTANTIATE(float)
 EIGSTREAM_INSTANTIATE(double)
 EIGSTREAM_INSTANTIATE(std::complex<float>)
 EIGSTREAM_INSTANTIATE(std::complex<double>)
+template void check_eigenvalues<float>(const char*, const float*, index_t);
+template void check_eigenvalues<double>(const char*, const double*, index_t);
 template void check_vector_batch<float>(const char*, const char*, VectorBatchView<float>, index_t, index_t);
 template void check_vector_batch<double>(const char*, const char*, VectorBatchView<double>, index_t, index_t);
 

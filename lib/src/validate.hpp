@@ -19,12 +19,23 @@ void check_batch(const char* op, const char* name, BatchView<T> x, index_t rows,
 template <class T>
 void check_vector_batch(const char* op, const char* name, VectorBatchView<T> x, index_t size, index_t count);
 void check_options(const char* op, const Options& options);
+// One matrix, as a batch of one: rows x cols expected (cols = -1 accepts any number of columns).
+template <class T>
+void check_matrix(const char* op, const char* name, MatrixView<T> x, index_t rows, index_t cols) {
+  check_batch<T>(op, name, BatchView<T>{x.data, x.rows, x.cols, x.ld, x.ld * x.cols, 1}, rows,
+                 cols < 0 && x.cols >= 0 ? x.cols : cols, 1, true);
+}
 
 // Input checks (ErrorCode::invalid_input).
 template <class T>
 void check_finite(const std::string& where, const char* name, MatrixView<const T> a);
 template <class T>
 void check_hermitian(const std::string& where, MatrixView<const T> a, double symmetry_tol);
+
+// Eigenvalues handed to a consumer (klt, beamforming): n >= 1, values present, finite (else
+// invalid_input naming the index) and in descending order (else invalid_argument).
+template <class R>
+void check_eigenvalues(const char* op, const R* values, index_t n);
 
 // Copies an orthonormal warm start into v (n x n), rejects it as not orthonormal when
 // ||V0^H V0 - I||_F > 0.1, and re-orthonormalises it (two Gram-Schmidt passes): a previous result

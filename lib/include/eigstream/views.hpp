@@ -10,6 +10,10 @@ namespace eigstream {
 
 using index_t = std::int64_t;
 
+// One complex sample of one channel. A block of samples is a MatrixView of sample_t, channels x
+// snapshots: element (c, t) at data[c + t * ld], channels interleaved per snapshot as in files.
+using sample_t = std::complex<float>;
+
 template <class T> struct real_type { using type = T; };
 template <class T> struct real_type<std::complex<T>> { using type = T; };
 // The real type behind a scalar: float for std::complex<float>, and so on.
