@@ -1,9 +1,10 @@
 // Raw sample files: FileSampleReader reads whole samples through a fixed buffer (the bytes of a
 // partial sample wait at its front for the next read(2)), loops by seeking to 0, and paces delivery
-// for rate-limited replay; FileSampleWriter encodes through an EncodeBuffer.
+// for rate-limited replay; FileSampleWriter encodes through an EncodeBuffer. Files may be pipes.
 #include "eigstream/streaming/file_io.hpp"
 
 #include <fcntl.h>
+#include <poll.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -25,7 +26,9 @@ namespace {
 
 constexpr std::size_t buffer_target_bytes = 256 * 1024;
 
-std::size_t buffer_samples(std::size_t sample_bytes) { return std::max<std::size_t>(1, buffer_target_bytes / sample_bytes); }
+std::size_t buffer_samples(std::size_t sample_bytes) {
+  return std::max<std::size_t>(1, buffer_target_bytes / sample_bytes);
+}
 
 }  // namespace
 
@@ -36,18 +39,17 @@ struct FileSampleReader::Impl {
   std::size_t sample_bytes;
   UniqueFd fd;
   std::vector<unsigned char> buffer;
-  std::size_t begin = 0;         // unread bytes are buffer[begin, end)
+  std::size_t begin = 0;  // unread bytes are buffer[begin, end)
   std::size_t end = 0;
-  std::uint64_t offset = 0;      // file offset of buffer[begin]
+  std::uint64_t offset = 0;  // file offset of buffer[begin]
   std::uint64_t pass_samples = 0;
   bool ended = false;
   clock::time_point pace_start;
-  std::uint64_t paced = 0;       // samples delivered since pace_start
+  std::uint64_t paced = 0;  // samples delivered since pace_start
   CancelSignal cancel;
   AtomicCounters counters;
 
-  explicit Impl(const FileReaderOptions& o)
-      : options(o), sample_bytes(streaming::sample_bytes(o.format, o.channels)) {
+  explicit Impl(const FileReaderOptions& o) : options(o), sample_bytes(streaming::sample_bytes(o.format, o.channels)) {
     if (!(o.rate_limit >= 0) || !std::isfinite(o.rate_limit)) {
       throw Error(ErrorCode::invalid_argument, o.path + ": rate_limit must be a finite number >= 0");
     }
@@ -56,20 +58,23 @@ struct FileSampleReader::Impl {
     buffer.resize(buffer_samples(sample_bytes) * sample_bytes);
   }
 
-  // Moves the partial sample at the front and reads once more behind it; 0 at the end of the file.
-  std::size_t fill() {
+  // Moves the partial sample at the front and reads once more behind it: the bytes read, 0 at the
+  // end of the file, -1 when cancelled (a pipe may keep a read waiting, so it is polled first).
+  std::ptrdiff_t fill() {
     std::memmove(buffer.data(), buffer.data() + begin, end - begin);
     end -= begin;
     begin = 0;
+    if (cancel.wait(fd.get(), POLLIN, -1) == WaitOutcome::cancelled) return -1;
     for (;;) {
       const ssize_t n = ::read(fd.get(), buffer.data() + end, buffer.size() - end);
       if (n >= 0) {
         end += static_cast<std::size_t>(n);
         AtomicCounters::add(counters.bytes, static_cast<std::uint64_t>(n));
-        return static_cast<std::size_t>(n);
+        return n;
       }
-      if (errno != EINTR) throw Error(ErrorCode::io, errno_message(options.path + ": read failed at byte offset " +
-                                                                   std::to_string(offset + (end - begin))));
+      if (errno != EINTR)
+        throw Error(ErrorCode::io, errno_message(options.path + ": read failed at byte offset " +
+                                                 std::to_string(offset + (end - begin))));
     }
   }
 
@@ -98,8 +103,8 @@ struct FileSampleReader::Impl {
       const double elapsed = std::chrono::duration<double>(clock::now() - pace_start).count();
       const auto due = static_cast<std::uint64_t>(elapsed * options.rate_limit) + 1;  // sample k is due at k / rate
       if (due > paced) return static_cast<std::size_t>(std::min<std::uint64_t>(max, due - paced));
-      const auto next = pace_start + std::chrono::duration_cast<clock::duration>(
-                                         std::chrono::duration<double>(static_cast<double>(paced) / options.rate_limit));
+      const auto next = pace_start + std::chrono::duration_cast<clock::duration>(std::chrono::duration<double>(
+                                         static_cast<double>(paced) / options.rate_limit));
       if (!cancel.sleep_until(next)) return 0;
     }
   }
@@ -120,7 +125,12 @@ struct FileSampleReader::Impl {
       }
     }
     while (end - begin < sample_bytes) {
-      if (fill() > 0) continue;
+      const std::ptrdiff_t got = fill();
+      if (got < 0) {
+        result.end = true;
+        return result;
+      }
+      if (got > 0) continue;
       if (end - begin > 0) throw_truncated();
       if (options.loop && pass_samples > 0) {
         rewind();
@@ -177,7 +187,9 @@ FileSampleWriter::~FileSampleWriter() {
 }
 
 std::size_t FileSampleWriter::channels() const { return impl_->buffer.channels(); }
-void FileSampleWriter::write(const sample_t* samples, std::size_t count) { impl_->buffer.write(samples, count, impl_->sender()); }
+void FileSampleWriter::write(const sample_t* samples, std::size_t count) {
+  impl_->buffer.write(samples, count, impl_->sender());
+}
 void FileSampleWriter::flush() { impl_->buffer.flush(impl_->sender()); }
 
 }  // namespace eigstream::streaming

@@ -14,8 +14,10 @@ static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "eigstream sample I/O a
 
 const char* to_string(SampleFormat format) noexcept {
   switch (format) {
-    case SampleFormat::cf32_le: return "cf32_le";
-    case SampleFormat::ci16_le: return "ci16_le";
+    case SampleFormat::cf32_le:
+      return "cf32_le";
+    case SampleFormat::ci16_le:
+      return "ci16_le";
   }
   return "unknown";
 }
@@ -34,8 +36,8 @@ std::size_t value_bytes(SampleFormat format) noexcept { return format == SampleF
 
 std::size_t sample_bytes(SampleFormat format, std::size_t channels) {
   if (channels == 0 || channels > max_channels) {
-    throw Error(ErrorCode::invalid_argument, "channels must be between 1 and " + std::to_string(max_channels) +
-                                                 ", not " + std::to_string(channels));
+    throw Error(ErrorCode::invalid_argument,
+                "channels must be between 1 and " + std::to_string(max_channels) + ", not " + std::to_string(channels));
   }
   return channels * value_bytes(format);
 }

@@ -147,7 +147,8 @@ SigmfCapture read_capture(const FieldReader& r, const json& entry, const std::st
   if (!start) r.fail(where + ".core:sample_start", "missing");
   c.sample_start = *start;
   const auto header_bytes = r.count(entry, where, "core:header_bytes");
-  if (header_bytes && *header_bytes != 0) r.fail(where + ".core:header_bytes", "headers inside the dataset are not supported");
+  if (header_bytes && *header_bytes != 0)
+    r.fail(where + ".core:header_bytes", "headers inside the dataset are not supported");
   c.frequency = r.number(entry, where, "core:frequency");
   c.datetime = r.text(entry, where, "core:datetime");
   c.aperture_azimuth = r.number(entry, where, "spatial:aperture_azimuth");
@@ -218,8 +219,8 @@ SigmfMetadata read_sigmf_metadata(const std::string& meta_path) {
   if (!datatype) r.fail("global.core:datatype", "missing");
   r.expect(*datatype, datatype->is_string(), "global.core:datatype", "a string");
   if (!parse_sample_format(datatype->get<std::string>(), m.datatype)) {
-    r.fail("global.core:datatype", "\"" + datatype->get<std::string>() +
-                                       "\" is not supported (eigstream reads cf32_le and ci16_le)");
+    r.fail("global.core:datatype",
+           "\"" + datatype->get<std::string>() + "\" is not supported (eigstream reads cf32_le and ci16_le)");
   }
   if (const auto rate = r.number(*global, "global", "core:sample_rate")) {
     if (*rate <= 0) r.fail("global.core:sample_rate", "must be positive, found " + std::to_string(*rate));
@@ -227,8 +228,8 @@ SigmfMetadata read_sigmf_metadata(const std::string& meta_path) {
   }
   if (const auto channels = r.count(*global, "global", "core:num_channels")) {
     if (*channels == 0 || *channels > max_channels) {
-      r.fail("global.core:num_channels", "must be between 1 and " + std::to_string(max_channels) + ", found " +
-                                             std::to_string(*channels));
+      r.fail("global.core:num_channels",
+             "must be between 1 and " + std::to_string(max_channels) + ", found " + std::to_string(*channels));
     }
     m.num_channels = static_cast<std::size_t>(*channels);
   }
@@ -299,8 +300,8 @@ void write_sigmf_metadata(const std::string& meta_path, const SigmfMetadata& m) 
     annotations.push_back(std::move(j));
   }
   if (spatial) {
-    global["core:extensions"] = json::array(
-        {{{"name", "spatial"}, {"version", spatial_extension_version}, {"optional", true}}});
+    global["core:extensions"] =
+        json::array({{{"name", "spatial"}, {"version", spatial_extension_version}, {"optional", true}}});
   }
   const json root = {{"global", global}, {"captures", captures}, {"annotations", annotations}};
 

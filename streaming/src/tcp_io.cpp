@@ -28,7 +28,9 @@ using clock = std::chrono::steady_clock;
 constexpr std::size_t buffer_target_bytes = 256 * 1024;
 constexpr int connect_wait_ms = 5000;  // longest wait for one connection attempt to complete
 
-std::size_t buffer_samples(std::size_t sample_bytes) { return std::max<std::size_t>(1, buffer_target_bytes / sample_bytes); }
+std::size_t buffer_samples(std::size_t sample_bytes) {
+  return std::max<std::size_t>(1, buffer_target_bytes / sample_bytes);
+}
 
 UniqueFd tcp_socket() {
   UniqueFd fd(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
@@ -123,7 +125,8 @@ struct TcpSampleReader::Impl {
       if (peer) return true;
       if (cancel.cancelled()) return false;
       const auto retry = clock::now() + std::chrono::milliseconds(backoff_ms);
-      if (options.idle_timeout_ms >= 0 && retry > start + std::chrono::milliseconds(options.idle_timeout_ms)) return false;
+      if (options.idle_timeout_ms >= 0 && retry > start + std::chrono::milliseconds(options.idle_timeout_ms))
+        return false;
       if (!cancel.sleep_until(retry)) return false;
       backoff_ms = std::min(2 * backoff_ms, options.retry_max_ms);
     }
@@ -233,7 +236,9 @@ TcpSampleWriter::~TcpSampleWriter() {
 }
 
 std::size_t TcpSampleWriter::channels() const { return impl_->buffer.channels(); }
-void TcpSampleWriter::write(const sample_t* samples, std::size_t count) { impl_->buffer.write(samples, count, impl_->sender()); }
+void TcpSampleWriter::write(const sample_t* samples, std::size_t count) {
+  impl_->buffer.write(samples, count, impl_->sender());
+}
 void TcpSampleWriter::flush() { impl_->buffer.flush(impl_->sender()); }
 
 }  // namespace eigstream::streaming

@@ -42,9 +42,9 @@ struct UdpSampleReader::Impl {
   UniqueFd fd;
   std::uint16_t port = 0;
   std::vector<unsigned char> datagram;
-  std::size_t pending_offset = 0;   // undelivered samples of the last datagram start here
+  std::size_t pending_offset = 0;  // undelivered samples of the last datagram start here
   std::size_t pending_samples = 0;
-  std::uint64_t pending_lost = 0;   // to report before them
+  std::uint64_t pending_lost = 0;  // to report before them
   bool have_seqnum = false;
   std::uint64_t next_seqnum = 0;
   bool ended = false;
@@ -54,12 +54,14 @@ struct UdpSampleReader::Impl {
   std::atomic<std::uint64_t> resyncs{0};
 
   explicit Impl(const UdpReaderOptions& o)
-      : options(o), sample_bytes(streaming::sample_bytes(o.format, o.channels)), header_bytes(o.seqnum_header ? seqnum_bytes : 0) {
+      : options(o),
+        sample_bytes(streaming::sample_bytes(o.format, o.channels)),
+        header_bytes(o.seqnum_header ? seqnum_bytes : 0) {
     if (o.max_datagram_bytes > max_udp_payload || o.max_datagram_bytes < header_bytes + sample_bytes) {
-      throw Error(ErrorCode::invalid_argument,
-                  "UDP max_datagram_bytes must be between " + std::to_string(header_bytes + sample_bytes) +
-                      " (header and one sample) and " + std::to_string(max_udp_payload) + ", not " +
-                      std::to_string(o.max_datagram_bytes));
+      throw Error(ErrorCode::invalid_argument, "UDP max_datagram_bytes must be between " +
+                                                   std::to_string(header_bytes + sample_bytes) +
+                                                   " (header and one sample) and " + std::to_string(max_udp_payload) +
+                                                   ", not " + std::to_string(o.max_datagram_bytes));
     }
     const sockaddr_in address = ipv4_address(o.address, o.port);
     fd = udp_socket();
@@ -173,17 +175,19 @@ std::size_t datagram_samples(const UdpWriterOptions& o) {
   const std::size_t header = o.seqnum_header ? seqnum_bytes : 0;
   const std::size_t bytes = sample_bytes(o.format, o.channels);
   if (o.max_datagram_bytes > max_udp_payload) {
-    throw Error(ErrorCode::invalid_argument, "UDP max_datagram_bytes must be at most " + std::to_string(max_udp_payload) +
-                                                 ", not " + std::to_string(o.max_datagram_bytes));
+    throw Error(ErrorCode::invalid_argument, "UDP max_datagram_bytes must be at most " +
+                                                 std::to_string(max_udp_payload) + ", not " +
+                                                 std::to_string(o.max_datagram_bytes));
   }
-  const std::size_t samples = o.samples_per_datagram != 0
-                                  ? o.samples_per_datagram
-                                  : std::max<std::size_t>(1, (ethernet_udp_payload - std::min(header, ethernet_udp_payload)) / bytes);
+  const std::size_t samples =
+      o.samples_per_datagram != 0
+          ? o.samples_per_datagram
+          : std::max<std::size_t>(1, (ethernet_udp_payload - std::min(header, ethernet_udp_payload)) / bytes);
   if (samples > (o.max_datagram_bytes - std::min(header, o.max_datagram_bytes)) / bytes) {
-    throw Error(ErrorCode::invalid_argument,
-                "UDP datagrams of " + std::to_string(samples) + " samples (" + std::to_string(bytes) + " bytes each" +
-                    (header ? ", after an 8-byte sequence number" : "") + ") exceed max_datagram_bytes " +
-                    std::to_string(o.max_datagram_bytes));
+    throw Error(ErrorCode::invalid_argument, "UDP datagrams of " + std::to_string(samples) + " samples (" +
+                                                 std::to_string(bytes) + " bytes each" +
+                                                 (header ? ", after an 8-byte sequence number" : "") +
+                                                 ") exceed max_datagram_bytes " + std::to_string(o.max_datagram_bytes));
   }
   return samples;
 }
@@ -245,7 +249,9 @@ UdpSampleWriter::~UdpSampleWriter() {
 std::size_t UdpSampleWriter::channels() const { return impl_->buffer.channels(); }
 std::size_t UdpSampleWriter::samples_per_datagram() const { return impl_->samples_per_datagram; }
 std::uint64_t UdpSampleWriter::datagrams_sent() const { return impl_->datagrams; }
-void UdpSampleWriter::write(const sample_t* samples, std::size_t count) { impl_->buffer.write(samples, count, impl_->sender()); }
+void UdpSampleWriter::write(const sample_t* samples, std::size_t count) {
+  impl_->buffer.write(samples, count, impl_->sender());
+}
 void UdpSampleWriter::flush() { impl_->buffer.flush(impl_->sender()); }
 
 void UdpSampleWriter::send_end() {
@@ -253,7 +259,8 @@ void UdpSampleWriter::send_end() {
   for (int i = 0; i < 3; ++i) {
     while (::sendto(impl_->fd.get(), nullptr, 0, MSG_NOSIGNAL, reinterpret_cast<const sockaddr*>(&impl_->destination),
                     sizeof impl_->destination) < 0) {
-      if (errno != EINTR && errno != ECONNREFUSED) throw Error(ErrorCode::io, errno_message(impl_->name + ": send failed"));
+      if (errno != EINTR && errno != ECONNREFUSED)
+        throw Error(ErrorCode::io, errno_message(impl_->name + ": send failed"));
     }
   }
 }

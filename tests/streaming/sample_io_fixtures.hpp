@@ -4,7 +4,6 @@
 #pragma once
 
 #include <catch2/catch.hpp>
-
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -51,7 +50,8 @@ inline std::vector<sample_t> random_samples(std::size_t count, std::size_t chann
   std::normal_distribution<float> normal(0.0f, 3.0f);
   std::vector<sample_t> v(count * channels);
   for (sample_t& x : v) {
-    x = format == SampleFormat::ci16_le ? sample_t(i16(rng) / 32768.0f, i16(rng) / 32768.0f) : sample_t(normal(rng), normal(rng));
+    x = format == SampleFormat::ci16_le ? sample_t(i16(rng) / 32768.0f, i16(rng) / 32768.0f)
+                                        : sample_t(normal(rng), normal(rng));
   }
   return v;
 }

@@ -34,7 +34,9 @@ class RawSocket {
   int fd() const { return fd_; }
 
   // The next connection on a listening socket (fd() < 0 when accept fails).
-  static RawSocket accept_from(const RawSocket& listener) { return RawSocket(Adopt{::accept(listener.fd(), nullptr, nullptr)}); }
+  static RawSocket accept_from(const RawSocket& listener) {
+    return RawSocket(Adopt{::accept(listener.fd(), nullptr, nullptr)});
+  }
 
  private:
   struct Adopt {

@@ -1,5 +1,10 @@
 // Raw sample files: writer output against the expected bytes, round trips, chunked reads against one
 // read, truncation, looping, rate-limited replay and its cancellation, ci16 saturation, bad input.
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <future>
 #include <thread>
 
 #include "eigstream/streaming/file_io.hpp"
@@ -75,6 +80,68 @@ TEST_CASE("file: reads in random chunk sizes give exactly what one read of the w
     FileSampleReader chunked({path, format, channels});
     CHECK(same_samples(read_all(chunked, 97, seed), one));
   }
+}
+
+TEST_CASE("file: a pipe delivering samples split at odd byte boundaries reads back bit-exactly", "[file]") {
+  const std::size_t tail = GENERATE(0, 3);  // bytes of an incomplete last sample
+  const std::size_t channels = 3, count = 3000;
+  const auto samples = random_samples(count, channels, SampleFormat::ci16_le, 13);
+  Bytes bytes = expected_bytes(samples, SampleFormat::ci16_le);
+  bytes.insert(bytes.end(), tail, 0x55);
+  ScratchDir dir;
+  const std::string path = dir.file("pipe");
+  REQUIRE(::mkfifo(path.c_str(), 0600) == 0);
+
+  bool written = true;
+  std::thread writer([&] {
+    const int fd = ::open(path.c_str(), O_WRONLY);  // waits for the reader to open the other end
+    const std::size_t pieces[] = {1, 5, 2, 11, 4093, 7, 64};
+    for (std::size_t at = 0, i = 0; fd >= 0 && at < bytes.size(); ++i) {
+      const std::size_t n = std::min(pieces[i % 7], bytes.size() - at);
+      written = written && ::write(fd, bytes.data() + at, n) == static_cast<ssize_t>(n);
+      at += n;
+    }
+    written = written && fd >= 0 && ::close(fd) == 0;
+  });
+  FileSampleReader reader({path, SampleFormat::ci16_le, channels});
+  std::vector<sample_t> got, chunk(50 * channels);
+  std::string error = "(none)";
+  try {
+    for (ReadResult r; !(r = reader.read(chunk.data(), 50)).end;) {
+      got.insert(got.end(), chunk.begin(), chunk.begin() + static_cast<std::ptrdiff_t>(r.samples * channels));
+    }
+  } catch (const eigstream::Error& e) {
+    error = e.what();
+  }
+  writer.join();
+  REQUIRE(written);
+  CHECK(same_samples(got, samples));
+  if (tail == 0) {
+    CHECK(error == "(none)");
+  } else {
+    CHECK(error.find(path + ": truncated: the last 3 bytes, at byte offset 36000") != std::string::npos);
+  }
+}
+
+TEST_CASE("file: cancel() ends a read waiting on a pipe that stays silent", "[file]") {
+  ScratchDir dir;
+  const std::string path = dir.file("silent");
+  REQUIRE(::mkfifo(path.c_str(), 0600) == 0);
+  std::promise<void> read_returned;
+  std::thread writer([&, done = read_returned.get_future()] {
+    const int fd = ::open(path.c_str(), O_WRONLY);  // open, write nothing, close after the read returned
+    done.wait();
+    if (fd >= 0) ::close(fd);
+  });
+  FileSampleReader reader({path, SampleFormat::cf32_le, 1});
+  std::thread canceller([&] { reader.cancel(); });
+  sample_t buffer[8];
+  const ReadResult r = reader.read(buffer, 8);
+  canceller.join();
+  read_returned.set_value();
+  writer.join();
+  CHECK(r.end);
+  CHECK(r.samples == 0);
 }
 
 TEST_CASE("file: a truncated file delivers every whole sample, then an error naming the file and offset", "[file]") {
@@ -166,8 +233,8 @@ TEST_CASE("file: rate-limited replay delivers the same samples; cancel() ends a 
 
 TEST_CASE("file: ci16_le rounds to nearest and saturates", "[file]") {
   const float nan = std::numeric_limits<float>::quiet_NaN();
-  const std::vector<sample_t> values = {{1.0f, -1.0f}, {1.5f, -2.0f}, {nan, 0.25f},
-                                        {0.5f / 32768, 1.5f / 32768}, {100.4f / 32768, -100.6f / 32768}};
+  const std::vector<sample_t> values = {
+      {1.0f, -1.0f}, {1.5f, -2.0f}, {nan, 0.25f}, {0.5f / 32768, 1.5f / 32768}, {100.4f / 32768, -100.6f / 32768}};
   // I, Q as int16: 1.0 -> 32767 (saturated), -1.0 -> -32768, NaN -> 0, ties to even.
   const std::int16_t expected[] = {32767, -32768, 32767, -32768, 0, 8192, 0, 2, 100, -101};
   ScratchDir dir;
@@ -187,13 +254,19 @@ TEST_CASE("file: ci16_le rounds to nearest and saturates", "[file]") {
 TEST_CASE("file: unreadable paths and bad options are clear errors", "[file]") {
   ScratchDir dir;
   const std::string missing = dir.file("missing.cfile");
-  require_error([&] { FileSampleReader({missing, SampleFormat::cf32_le, 1}); }, eigstream::ErrorCode::io,
-                {missing, "cannot open for reading", "No such file"});
+  require_error(
+      [&] {
+        FileSampleReader({missing, SampleFormat::cf32_le, 1});
+      },
+      eigstream::ErrorCode::io, {missing, "cannot open for reading", "No such file"});
   require_error([&] { FileSampleWriter(dir.file("no/such/dir.cfile"), SampleFormat::cf32_le, 1); },
                 eigstream::ErrorCode::io, {"no/such/dir.cfile", "cannot open for writing"});
   write_bytes(dir.file("x.raw"), {});
-  require_error([&] { FileSampleReader({dir.file("x.raw"), SampleFormat::cf32_le, 0}); },
-                eigstream::ErrorCode::invalid_argument, {"channels", "not 0"});
+  require_error(
+      [&] {
+        FileSampleReader({dir.file("x.raw"), SampleFormat::cf32_le, 0});
+      },
+      eigstream::ErrorCode::invalid_argument, {"channels", "not 0"});
   FileReaderOptions negative{dir.file("x.raw"), SampleFormat::cf32_le, 1};
   negative.rate_limit = -1;
   require_error([&] { FileSampleReader{negative}; }, eigstream::ErrorCode::invalid_argument, {"rate_limit"});

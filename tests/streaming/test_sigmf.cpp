@@ -213,9 +213,13 @@ TEST_CASE("sigmf: unreadable metadata, other datatypes and missing files are cle
     require_error(open, ErrorCode::io, {meta, "captures[0].spatial:element_geometry[0].point: expected three numbers"});
     write_text(meta, R"({"global": {"core:datatype": "cf32_le", "core:num_channels": 2},
                          "captures": [{"core:sample_start": 0, "spatial:element_geometry": [{"point": [0, 0, 0]}]}]})");
-    require_error(open, ErrorCode::io, {meta, "captures[0].spatial:element_geometry: 1 points, but core:num_channels is 2"});
-    write_text(meta, R"({"global": {"core:datatype": "cf32_le"}, "captures": [{"core:sample_start": 0, "core:header_bytes": 16}]})");
-    require_error(open, ErrorCode::io, {meta, "captures[0].core:header_bytes: headers inside the dataset are not supported"});
+    require_error(open, ErrorCode::io,
+                  {meta, "captures[0].spatial:element_geometry: 1 points, but core:num_channels is 2"});
+    write_text(
+        meta,
+        R"({"global": {"core:datatype": "cf32_le"}, "captures": [{"core:sample_start": 0, "core:header_bytes": 16}]})");
+    require_error(open, ErrorCode::io,
+                  {meta, "captures[0].core:header_bytes: headers inside the dataset are not supported"});
     write_text(meta, R"({"global": {"core:datatype": "cf32_le"}, "captures": {"core:sample_start": 0}})");
     require_error(open, ErrorCode::io, {meta, "captures: expected an array"});
   }
@@ -238,8 +242,9 @@ TEST_CASE("sigmf: unreadable metadata, other datatypes and missing files are cle
     sample_t got[4];
     REQUIRE(reader.read(got, 2).samples == 1);
     CHECK(got[1] == sample_t(3.0f / 32768, 4.0f / 32768));
-    CHECK(error_message([&] { reader.read(got, 2); }).find("bad.sigmf-data: truncated: the last 3 bytes, at byte offset 8") !=
-          std::string::npos);
+    CHECK(error_message([&] {
+            reader.read(got, 2);
+          }).find("bad.sigmf-data: truncated: the last 3 bytes, at byte offset 8") != std::string::npos);
   }
 }
 

@@ -36,8 +36,12 @@ struct Plan {
   Bytes bytes = expected_bytes(samples, SampleFormat::cf32_le);
   std::size_t sample_size = channels * 8;
 
-  bool first(const RawSocket& s) const { return send_pieces(s, bytes, 0, split * sample_size + 5, {1, 3, 7, 13, 29, 61}); }
-  bool second(const RawSocket& s) const { return send_pieces(s, bytes, split * sample_size, bytes.size(), {5, 11, 2, 97}); }
+  bool first(const RawSocket& s) const {
+    return send_pieces(s, bytes, 0, split * sample_size + 5, {1, 3, 7, 13, 29, 61});
+  }
+  bool second(const RawSocket& s) const {
+    return send_pieces(s, bytes, split * sample_size, bytes.size(), {5, 11, 2, 97});
+  }
   std::uint64_t bytes_sent() const { return bytes.size() + 5; }
 };
 
@@ -103,7 +107,8 @@ TEST_CASE("tcp connect: the reader reconnects after the server drops it mid-samp
   CHECK(reader.counters().malformed == 1);
 }
 
-TEST_CASE("tcp: the writer's stream reads back bit-exactly and its close ends a reader that does not reconnect", "[tcp]") {
+TEST_CASE("tcp: the writer's stream reads back bit-exactly and its close ends a reader that does not reconnect",
+          "[tcp]") {
   const SampleFormat format = GENERATE(SampleFormat::cf32_le, SampleFormat::ci16_le);
   const std::size_t channels = 3, count = 20000;  // more than one writer buffer
   const auto samples = random_samples(count, channels, format, 43);

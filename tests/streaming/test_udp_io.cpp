@@ -43,7 +43,8 @@ Delivery read_until_end(SampleReader& reader, std::size_t chunk) {
       return d;
     }
     REQUIRE(r.samples > 0);
-    d.samples.insert(d.samples.end(), buffer.begin(), buffer.begin() + static_cast<std::ptrdiff_t>(r.samples * reader.channels()));
+    d.samples.insert(d.samples.end(), buffer.begin(),
+                     buffer.begin() + static_cast<std::ptrdiff_t>(r.samples * reader.channels()));
   }
 }
 
@@ -61,19 +62,25 @@ TEST_CASE("udp: gaps, duplicates, late and malformed datagrams are counted exact
 
   // Sequence number s carries samples [5 (s - 1), 5 s), as gr-network's udp_sink numbers from 1.
   auto numbered = [&](std::uint64_t s) { return datagram(s, samples, channels, per_datagram * (s - 1), per_datagram); };
-  const Bytes not_whole = [&] { Bytes d = numbered(5); d.push_back(0); return d; }();
+  const Bytes not_whole = [&] {
+    Bytes d = numbered(5);
+    d.push_back(0);
+    return d;
+  }();
   const std::vector<Bytes> sent = {
-      numbered(1), numbered(2),
-      numbered(5),                       // 3 and 4 missing: 10 samples lost
-      not_whole,                         // malformed: 81 payload bytes
-      Bytes{1, 2, 3, 4},                 // malformed: shorter than the header
-      Bytes(8, 0),                       // malformed: a header and no sample
-      Bytes(8 + 1024, 0),                // malformed: longer than max_datagram_bytes
-      numbered(6), numbered(6),          // a duplicate
-      numbered(4),                       // late: its samples were already counted lost
+      numbered(1),
+      numbered(2),
+      numbered(5),         // 3 and 4 missing: 10 samples lost
+      not_whole,           // malformed: 81 payload bytes
+      Bytes{1, 2, 3, 4},   // malformed: shorter than the header
+      Bytes(8, 0),         // malformed: a header and no sample
+      Bytes(8 + 1024, 0),  // malformed: longer than max_datagram_bytes
+      numbered(6),
+      numbered(6),  // a duplicate
+      numbered(4),  // late: its samples were already counted lost
       numbered(7),
       datagram(9, samples, channels, 40, 3),  // 8 missing: lost as many as this one holds (3)
-      Bytes{},                           // end of stream
+      Bytes{},                                // end of stream
   };
   RawSocket sender(SOCK_DGRAM);
   std::uint64_t sent_bytes = 0;
@@ -169,7 +176,8 @@ TEST_CASE("udp: cancel() ends a read that waits for datagrams; an idle timeout e
 TEST_CASE("udp: bad options are clear errors", "[udp]") {
   UdpReaderOptions big;
   big.max_datagram_bytes = 70000;
-  require_error([&] { UdpSampleReader{big}; }, eigstream::ErrorCode::invalid_argument, {"max_datagram_bytes", "65507", "70000"});
+  require_error([&] { UdpSampleReader{big}; }, eigstream::ErrorCode::invalid_argument,
+                {"max_datagram_bytes", "65507", "70000"});
   UdpReaderOptions small;
   small.seqnum_header = true;
   small.channels = 4;

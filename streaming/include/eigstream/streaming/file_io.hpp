@@ -1,8 +1,8 @@
-// Raw sample files (GNU Radio .cfile style): cf32_le or ci16_le values, channels interleaved per
-// sample, no header. The reader can loop (restart at the end) and limit its rate for replay; the
-// writer saturates ci16_le. A file whose size is not a whole number of samples is reported as
-// truncated (eigstream::Error, code io, naming the file and the byte offset of the partial sample)
-// after every whole sample before it has been delivered.
+// Raw sample files or pipes (GNU Radio .cfile style): cf32_le or ci16_le values, channels
+// interleaved per sample, no header. The reader can loop (restart at the end) and limit its rate for
+// replay; the writer saturates ci16_le. A file whose size is not a whole number of samples is
+// reported as truncated (eigstream::Error, code io, naming the file and the byte offset of the
+// partial sample) after every whole sample before it has been delivered.
 #pragma once
 
 #include <memory>

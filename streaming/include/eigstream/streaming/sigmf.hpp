@@ -29,13 +29,13 @@ struct SigmfPoint {
 };
 
 struct SigmfCapture {
-  std::uint64_t sample_start = 0;               // core:sample_start
-  std::optional<double> frequency;              // core:frequency, Hz
-  std::string datetime;                         // core:datetime, empty when absent
-  std::optional<double> aperture_azimuth;       // spatial:aperture_azimuth, degrees east of north
-  std::optional<SigmfBearing> aperture_bearing; // spatial:aperture_bearing
-  std::optional<SigmfBearing> emitter_bearing;  // spatial:emitter_bearing: ground truth of the segment
-  std::vector<SigmfPoint> element_geometry;     // spatial:element_geometry, empty when absent
+  std::uint64_t sample_start = 0;                // core:sample_start
+  std::optional<double> frequency;               // core:frequency, Hz
+  std::string datetime;                          // core:datetime, empty when absent
+  std::optional<double> aperture_azimuth;        // spatial:aperture_azimuth, degrees east of north
+  std::optional<SigmfBearing> aperture_bearing;  // spatial:aperture_bearing
+  std::optional<SigmfBearing> emitter_bearing;   // spatial:emitter_bearing: ground truth of the segment
+  std::vector<SigmfPoint> element_geometry;      // spatial:element_geometry, empty when absent
 };
 
 struct SigmfAnnotation {
@@ -76,8 +76,8 @@ SigmfMetadata read_sigmf_metadata(const std::string& meta_path);
 void write_sigmf_metadata(const std::string& meta_path, const SigmfMetadata& metadata);
 
 struct SigmfReaderOptions {
-  std::string path;        // base name, .sigmf-meta or .sigmf-data
-  bool loop = false;       // as FileReaderOptions
+  std::string path;   // base name, .sigmf-meta or .sigmf-data
+  bool loop = false;  // as FileReaderOptions
   double rate_limit = 0;
 };
 

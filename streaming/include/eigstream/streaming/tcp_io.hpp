@@ -25,11 +25,11 @@ struct TcpReaderOptions {
   std::uint16_t port = 0;  // listen mode: 0 lets the system pick (see TcpSampleReader::port())
   SampleFormat format = SampleFormat::cf32_le;
   std::size_t channels = 1;
-  double sample_rate = 0;       // Hz, reported by sample_rate(); 0 when unknown
-  bool reconnect = true;        // false: the stream ends when the first peer goes away
-  int retry_initial_ms = 10;    // connect mode: first back-off, doubled after each failure
-  int retry_max_ms = 1000;      // connect mode: longest back-off
-  int idle_timeout_ms = -1;     // end the stream after this long without a peer or bytes; < 0: never
+  double sample_rate = 0;     // Hz, reported by sample_rate(); 0 when unknown
+  bool reconnect = true;      // false: the stream ends when the first peer goes away
+  int retry_initial_ms = 10;  // connect mode: first back-off, doubled after each failure
+  int retry_max_ms = 1000;    // connect mode: longest back-off
+  int idle_timeout_ms = -1;   // end the stream after this long without a peer or bytes; < 0: never
 };
 
 class TcpSampleReader final : public SampleReader {

@@ -27,16 +27,16 @@ inline constexpr std::size_t max_udp_payload = 65507;
 
 struct UdpReaderOptions {
   std::string address = "127.0.0.1";  // local address to bind ("0.0.0.0" for every interface)
-  std::uint16_t port = 0;              // 0: the system picks one; see UdpSampleReader::port()
+  std::uint16_t port = 0;             // 0: the system picks one; see UdpSampleReader::port()
   SampleFormat format = SampleFormat::cf32_le;
   std::size_t channels = 1;
   double sample_rate = 0;  // Hz, reported by sample_rate(); 0 when unknown
   bool seqnum_header = false;
   std::size_t max_datagram_bytes = 9000;  // at most max_udp_payload
   bool end_on_empty = true;
-  std::uint64_t reorder_window = 64;      // datagrams
-  int receive_buffer_bytes = 4 << 20;     // SO_RCVBUF asked for (the kernel may grant less)
-  int idle_timeout_ms = -1;               // end the stream after this long without a datagram; < 0: never
+  std::uint64_t reorder_window = 64;   // datagrams
+  int receive_buffer_bytes = 4 << 20;  // SO_RCVBUF asked for (the kernel may grant less)
+  int idle_timeout_ms = -1;            // end the stream after this long without a datagram; < 0: never
 };
 
 class UdpSampleReader final : public SampleReader {
