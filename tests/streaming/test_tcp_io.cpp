@@ -158,3 +158,27 @@ TEST_CASE("tcp: cancel() ends a read that waits for a peer; a refused writer is 
   require_error([&] { TcpSampleWriter{options}; }, eigstream::ErrorCode::io,
                 {"tcp 127.0.0.1:" + std::to_string(closed_port), "cannot connect", "refused"});
 }
+
+TEST_CASE("tcp: a writer whose peer has gone fails with an error naming the peer", "[tcp]") {
+  RawSocket server(SOCK_STREAM);
+  REQUIRE(server.fd() >= 0);
+  sockaddr_in address = loopback(0);
+  REQUIRE(::bind(server.fd(), reinterpret_cast<const sockaddr*>(&address), sizeof address) == 0);
+  REQUIRE(::listen(server.fd(), 1) == 0);
+  socklen_t length = sizeof address;
+  REQUIRE(::getsockname(server.fd(), reinterpret_cast<sockaddr*>(&address), &length) == 0);
+  const std::uint16_t port = ntohs(address.sin_port);
+
+  TcpSampleWriter writer({"127.0.0.1", port, SampleFormat::cf32_le, 1});
+  { const RawSocket accepted = RawSocket::accept_from(server); }  // accepted, then closed at once
+  const std::vector<sample_t> samples(1000, sample_t(1, 2));
+  // The first sends may still be taken by the kernel; one soon fails (reset or broken pipe).
+  require_error(
+      [&] {
+        for (int i = 0; i < 10000; ++i) {
+          writer.write(samples.data(), samples.size());
+          writer.flush();
+        }
+      },
+      eigstream::ErrorCode::io, {"tcp 127.0.0.1:" + std::to_string(port), "write failed"});
+}
