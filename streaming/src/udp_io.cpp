@@ -111,17 +111,19 @@ struct UdpSampleReader::Impl {
     pending_samples = samples;
   }
 
-  // Receives one datagram if one comes within timeout_ms; false on timeout or cancel.
+  // Receives one datagram if one comes within timeout_ms; false on timeout or cancel. A wake-up
+  // with nothing to receive (a datagram dropped after poll saw it) waits again.
   bool receive(int timeout_ms) {
-    if (cancel.wait(fd.get(), POLLIN, timeout_ms) != WaitOutcome::ready) return false;
     for (;;) {
+      if (cancel.wait(fd.get(), POLLIN, timeout_ms) != WaitOutcome::ready) return false;
       const ssize_t n = ::recv(fd.get(), datagram.data(), datagram.size(), MSG_TRUNC | MSG_DONTWAIT);
       if (n >= 0) {
         accept(static_cast<std::size_t>(n));
         return true;
       }
-      if (errno == EAGAIN || errno == EWOULDBLOCK) return false;
-      if (errno != EINTR) throw Error(ErrorCode::io, errno_message(name + ": receive failed"));
+      if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
+        throw Error(ErrorCode::io, errno_message(name + ": receive failed"));
+      }
     }
   }
 
