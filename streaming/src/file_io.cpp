@@ -22,15 +22,6 @@
 #include "posix_io.hpp"
 
 namespace eigstream::streaming {
-namespace {
-
-constexpr std::size_t buffer_target_bytes = 256 * 1024;
-
-std::size_t buffer_samples(std::size_t sample_bytes) {
-  return std::max<std::size_t>(1, buffer_target_bytes / sample_bytes);
-}
-
-}  // namespace
 
 struct FileSampleReader::Impl {
   using clock = std::chrono::steady_clock;

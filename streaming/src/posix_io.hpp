@@ -1,5 +1,5 @@
-// Small POSIX pieces shared by the file and socket readers and writers: an owned descriptor,
-// IPv4 address resolution, the bound port of a socket, and writing a whole buffer.
+// Small POSIX pieces shared by the file and socket readers and writers: an owned descriptor, the
+// size of their buffers, IPv4 address resolution, the bound port of a socket, writing a whole buffer.
 #pragma once
 
 #include <netinet/in.h>
@@ -28,6 +28,11 @@ class UniqueFd {
  private:
   int fd_ = -1;
 };
+
+// Samples that one read, receive or write buffer holds: about 256 KiB, at least one sample.
+inline std::size_t buffer_samples(std::size_t sample_bytes) {
+  return sample_bytes >= 256 * 1024 ? 1 : 256 * 1024 / sample_bytes;
+}
 
 // "what: strerror(errno)" for the current errno.
 std::string errno_message(const std::string& what);

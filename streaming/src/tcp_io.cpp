@@ -25,12 +25,7 @@ namespace {
 
 using clock = std::chrono::steady_clock;
 
-constexpr std::size_t buffer_target_bytes = 256 * 1024;
 constexpr int connect_wait_ms = 5000;  // longest wait for one connection attempt to complete
-
-std::size_t buffer_samples(std::size_t sample_bytes) {
-  return std::max<std::size_t>(1, buffer_target_bytes / sample_bytes);
-}
 
 UniqueFd tcp_socket() {
   UniqueFd fd(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));

@@ -52,6 +52,19 @@ inline void send_datagram(const RawSocket& s, std::uint16_t port, const Bytes& b
           static_cast<ssize_t>(bytes.size()));
 }
 
+// A TCP socket listening on 127.0.0.1 at a port the system picks (returned in port).
+inline RawSocket tcp_listener(std::uint16_t& port) {
+  RawSocket s(SOCK_STREAM);
+  REQUIRE(s.fd() >= 0);
+  sockaddr_in address = loopback(0);
+  REQUIRE(::bind(s.fd(), reinterpret_cast<const sockaddr*>(&address), sizeof address) == 0);
+  REQUIRE(::listen(s.fd(), 2) == 0);
+  socklen_t length = sizeof address;
+  REQUIRE(::getsockname(s.fd(), reinterpret_cast<sockaddr*>(&address), &length) == 0);
+  port = ntohs(address.sin_port);
+  return s;
+}
+
 // Connects a TCP socket to 127.0.0.1:port (the listener exists, so this does not wait).
 inline bool tcp_connect(const RawSocket& s, std::uint16_t port) {
   const sockaddr_in to = loopback(port);

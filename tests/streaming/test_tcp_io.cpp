@@ -76,19 +76,12 @@ TEST_CASE("tcp listen: a peer leaving mid-sample and the next one carrying on gi
 
 TEST_CASE("tcp connect: the reader reconnects after the server drops it mid-sample", "[tcp]") {
   const Plan plan;
-  RawSocket server(SOCK_STREAM);
-  REQUIRE(server.fd() >= 0);
-  const int yes = 1;
-  ::setsockopt(server.fd(), SOL_SOCKET, SO_REUSEADDR, &yes, sizeof yes);
-  sockaddr_in address = loopback(0);
-  REQUIRE(::bind(server.fd(), reinterpret_cast<const sockaddr*>(&address), sizeof address) == 0);
-  REQUIRE(::listen(server.fd(), 2) == 0);
-  socklen_t length = sizeof address;
-  REQUIRE(::getsockname(server.fd(), reinterpret_cast<sockaddr*>(&address), &length) == 0);
+  std::uint16_t port = 0;
+  const RawSocket server = tcp_listener(port);
 
   TcpReaderOptions options;
   options.mode = TcpMode::connect;
-  options.port = ntohs(address.sin_port);
+  options.port = port;
   options.channels = plan.channels;
   TcpSampleReader reader(options);
 
@@ -160,14 +153,8 @@ TEST_CASE("tcp: cancel() ends a read that waits for a peer; a refused writer is 
 }
 
 TEST_CASE("tcp: a writer whose peer has gone fails with an error naming the peer", "[tcp]") {
-  RawSocket server(SOCK_STREAM);
-  REQUIRE(server.fd() >= 0);
-  sockaddr_in address = loopback(0);
-  REQUIRE(::bind(server.fd(), reinterpret_cast<const sockaddr*>(&address), sizeof address) == 0);
-  REQUIRE(::listen(server.fd(), 1) == 0);
-  socklen_t length = sizeof address;
-  REQUIRE(::getsockname(server.fd(), reinterpret_cast<sockaddr*>(&address), &length) == 0);
-  const std::uint16_t port = ntohs(address.sin_port);
+  std::uint16_t port = 0;
+  const RawSocket server = tcp_listener(port);
 
   TcpSampleWriter writer({"127.0.0.1", port, SampleFormat::cf32_le, 1});
   { const RawSocket accepted = RawSocket::accept_from(server); }  // accepted, then closed at once
