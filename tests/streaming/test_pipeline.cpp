@@ -397,3 +397,80 @@ TEST_CASE("pipeline: the periodic status line names the stages and marks drops w
   CHECK(lines.back().find("drop 25") != std::string::npos);
   CHECK(lines.back().find(" O\n") == std::string::npos);
 }
+
+namespace {
+
+// An item that is not a block: the mean power of one block.
+struct Power {
+  es::Stamp stamp;
+  std::uint64_t first_sample = 0;
+  double value = 0;
+  std::size_t bytes() const { return sizeof value; }
+};
+
+// Turns blocks into Power items from a pool of its own; a block holding NaN is malformed and skipped.
+class PowerStage : public es::Transform<es::Block, Power> {
+ public:
+  using es::Transform<es::Block, Power>::Transform;
+
+ protected:
+  void configure(es::StageContext& context) override { pool_ = &context.make_pool<Power>(context.items_in_flight()); }
+  void process(es::Handle<es::Block> block) override {
+    double sum = 0;
+    for (std::size_t i = 0; i < block->samples * block->channels(); ++i) sum += std::norm(block->data()[i]);
+    if (std::isnan(sum)) {
+      count_malformed();
+      return;
+    }
+    es::Handle<Power> power = pool_->acquire();
+    power->stamp = block->stamp;
+    power->first_sample = block->first_sample;
+    power->value = sum / static_cast<double>(block->samples * block->channels());
+    emit(std::move(power));
+  }
+
+ private:
+  es::Pool<Power>* pool_ = nullptr;
+};
+
+}  // namespace
+
+TEST_CASE("pipeline: a transform to another item type, skipping malformed blocks", "[streaming]") {
+  const std::size_t channels = 3, block_samples = 40, blocks = 25;
+  std::vector<es::sample_t> signal = ramp_signal(block_samples * blocks, channels);
+  signal[(3 * block_samples + 5) * channels + 1] = {std::nanf(""), 0};  // blocks 3 and 7 are bad
+  signal[(7 * block_samples) * channels] = {0, std::nanf("")};
+  es::Pipeline pipeline;
+  auto& source = pipeline.add<es::ReaderSource>(
+      "source", std::make_unique<es::MemoryReader>(signal.data(), block_samples * blocks, channels),
+      es::ReaderSourceOptions{block_samples});
+  auto& power = pipeline.add<PowerStage>("power");
+  auto& out = pipeline.add<es::OutputQueueSink<Power>>("out");
+  pipeline.connect(source, power, {4});
+  pipeline.connect(power, out, {4});
+  pipeline.start();
+  std::vector<std::uint64_t> sequences;
+  bool values_right = true;
+  while (es::Handle<Power> p = out.pop()) {
+    sequences.push_back(p->stamp.sequence);
+    // Oracle: sum over the block of s^2 + (c + 0.5)^2, in long double.
+    long double sum = 0;
+    for (std::size_t s = 0; s < block_samples; ++s)
+      for (std::size_t c = 0; c < channels; ++c) {
+        const long double re = p->first_sample + s, im = c + 0.5L;
+        sum += re * re + im * im;
+      }
+    values_right &= std::abs(p->value - static_cast<double>(sum / (block_samples * channels))) <= 1e-12 * p->value;
+  }
+  pipeline.wait();
+  std::vector<std::uint64_t> expected;
+  for (std::uint64_t b = 0; b < blocks; ++b)
+    if (b != 3 && b != 7) expected.push_back(b);
+  CHECK(sequences == expected);
+  CHECK(values_right);
+  const std::vector<es::StageStats> stats = pipeline.stats();
+  CHECK(stats[1].malformed == 2);
+  CHECK(stats[1].items == blocks - 2);
+  CHECK(stats[1].bytes == (blocks - 2) * sizeof(double));
+  CHECK(stats[2].items == blocks - 2);
+}

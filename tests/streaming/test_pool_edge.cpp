@@ -26,6 +26,7 @@ struct Item {
 
 TEST_CASE("pool: acquire until empty, handles give items back", "[streaming]") {
   es::Pool<Item> pool(3, 7);
+  CHECK(pool.size() == 3);
   std::vector<es::Handle<Item>> held;
   for (int i = 0; i < 3; ++i) {
     held.push_back(pool.try_acquire());

@@ -22,8 +22,6 @@ namespace eigstream::streaming {
 
 enum class FullPolicy { block, drop_oldest, drop_newest };
 
-const char* to_string(FullPolicy policy) noexcept;
-
 struct EdgeOptions {
   std::size_t capacity = 16;  // items the queue holds
   FullPolicy policy = FullPolicy::block;

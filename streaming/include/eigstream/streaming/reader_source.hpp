@@ -24,7 +24,6 @@ struct ReaderSourceOptions {
 class ReaderSource : public Source<Block> {
  public:
   ReaderSource(std::string name, std::unique_ptr<SampleReader> reader, ReaderSourceOptions options = {});
-  SampleReader& reader() noexcept { return *reader_; }
 
  protected:
   void configure(StageContext& context) override;

@@ -17,7 +17,6 @@ namespace eigstream::streaming {
 class WriterSink : public Sink<Block> {
  public:
   WriterSink(std::string name, std::unique_ptr<SampleWriter> writer);
-  SampleWriter& writer() noexcept { return *writer_; }
 
  protected:
   void process(Handle<Block> block) override;  // throws eigstream::Error when channels differ
