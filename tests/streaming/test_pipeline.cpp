@@ -474,3 +474,28 @@ TEST_CASE("pipeline: a transform to another item type, skipping malformed blocks
   CHECK(stats[1].bytes == (blocks - 2) * sizeof(double));
   CHECK(stats[2].items == blocks - 2);
 }
+
+TEST_CASE("pipeline: stopping while the program does not pop its output queue", "[streaming]") {
+  const std::size_t count = 100;
+  const std::vector<es::sample_t> signal = ramp_signal(count, 1);
+  es::MemoryReaderOptions endless;
+  endless.loop = true;
+  for (const bool stop_first : {true, false}) {
+    es::Pipeline pipeline;
+    auto& source = pipeline.add<es::ReaderSource>(
+        "source", std::make_unique<es::MemoryReader>(signal.data(), count, 1, endless), es::ReaderSourceOptions{10});
+    auto& out = pipeline.add<es::OutputQueueSink<es::Block>>("out", es::EdgeOptions{2, es::FullPolicy::block});
+    pipeline.connect(source, out, {2});
+    pipeline.start();
+    while (pipeline.stats()[0].items < 6) std::this_thread::sleep_for(1ms);  // everything is full now
+    if (!stop_first) continue;  // destroying the running pipeline must not hang either
+    pipeline.stop();
+    int popped = 0;
+    while (out.pop()) ++popped;
+    const std::vector<es::StageStats> stats = pipeline.stats();
+    CHECK(popped == 2);
+    CHECK(stats[1].dropped > 0);
+    CHECK(stats[1].items == popped + stats[1].dropped);
+    CHECK(stats[1].items == stats[0].items);
+  }
+}

@@ -68,7 +68,15 @@ class Edge : public EdgeBase {
     PoolSlot<T>* slot = item.release();
     switch (options().policy) {
       case FullPolicy::block:
-        if (!fifo_->push(slot)) room_.wait([&] { return fifo_->push(slot); });
+        if (!fifo_->push(slot)) {
+          bool pushed = false;
+          room_.wait([&] { return (pushed = fifo_->push(slot)) || drop_when_full_.load(std::memory_order_acquire); });
+          if (!pushed) {
+            Handle<T>::adopt(slot).reset();
+            count_drop();
+            return;
+          }
+        }
         note_size(options().capacity - fifo_->write_available());
         break;
       case FullPolicy::drop_newest:
@@ -90,6 +98,13 @@ class Edge : public EdgeBase {
         break;
     }
     items_.notify();
+  }
+
+  // From any thread: from now on a push into a full queue drops the pushed item (counted) instead of
+  // waiting, and a producer waiting now stops waiting. For a queue whose consumer may never come back.
+  void drop_when_full() {
+    drop_when_full_.store(true, std::memory_order_release);
+    room_.notify();
   }
 
   // Producer side: nothing more will be pushed.
@@ -125,6 +140,7 @@ class Edge : public EdgeBase {
   std::optional<boost::lockfree::spsc_queue<PoolSlot<T>*>> fifo_;
   std::optional<TakeBackRing<PoolSlot<T>>> ring_;
   std::atomic<bool> closed_{false};
+  std::atomic<bool> drop_when_full_{false};
   Wakeup items_;  // the consumer waits here for items
   Wakeup room_;   // the producer waits here for room (block policy)
 };

@@ -41,8 +41,10 @@ class CallbackSink : public Sink<T> {
 };
 
 // The embedding program pops the items (from any one thread). Its queue has a full-queue policy of
-// its own: block (the default) holds the pipeline back until the program pops. Items popped hold
-// pool storage until released: release them promptly, and all before the pipeline is destroyed.
+// its own: block (the default) holds the pipeline back until the program pops. Once the pipeline is
+// stopping (stop() or its destruction), what does not fit the queue is dropped (counted), so a
+// program that no longer pops cannot hold the stop up. Items popped hold pool storage until
+// released: release them promptly, and all before the pipeline is destroyed.
 template <class T>
 class OutputQueueSink : public Sink<T> {
  public:
@@ -59,6 +61,7 @@ class OutputQueueSink : public Sink<T> {
 
  private:
   void close_output() override { queue_.close(); }
+  void request_cancel() override { queue_.drop_when_full(); }
   std::size_t held_items() const override { return 1 + queue_.options().capacity; }
 
   Edge<T> queue_;

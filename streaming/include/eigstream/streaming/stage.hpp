@@ -82,7 +82,8 @@ class Stage {
   virtual void run() = 0;                       // process until the input ends
   virtual void discard_input() {}               // after a failure: release what still arrives
   virtual void close_output() {}                // always, last: tell the consumer nothing follows
-  virtual void request_cancel() {}              // sources: end soon (from another thread)
+  virtual void request_cancel() {}              // the pipeline is stopping (from another thread):
+                                                // sources end soon, nothing waits on the program
   virtual bool takes_input() const { return false; }
   virtual bool gives_output() const { return false; }
   virtual EdgeBase* input_edge() const { return nullptr; }
