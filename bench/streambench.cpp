@@ -170,7 +170,8 @@ std::string markdown(const json& report) {
      << " cores, load average " << report["machine"]["load_average"].get<double>() << " at the start. "
      << s["channels"].get<int>() << " channels of complex float, blocks of " << s["block_samples"].get<int>()
      << " samples (" << s["block_bytes"].get<std::size_t>() / 1024 << " KiB), queues of " << s["queue"].get<int>()
-     << ", block policy, " << s["seconds"].get<double>() << " s per case.\n\n"
+     << ", block policy, " << s["seconds"].get<double>() << " s per case, "
+     << (s["pinned_blocks"].get<bool>() ? "pinned" : "pageable") << " host memory.\n\n"
      << "| case | blocks/s | GB/s | p99 hop latency | p99 source to sink | dropped |\n"
      << "| --- | ---: | ---: | ---: | ---: | ---: |\n";
   auto microseconds = [](const json& c, const char* key) {
@@ -262,7 +263,8 @@ int main(int argc, char** argv) {
                      {"load_average", load_at_start}}},
         {"settings",
          {{"channels", settings.channels}, {"block_samples", settings.block_samples}, {"block_bytes", settings.block_bytes()},
-          {"queue", settings.queue}, {"seconds", settings.seconds}, {"paced_rate", settings.paced_rate}}},
+          {"queue", settings.queue}, {"seconds", settings.seconds}, {"paced_rate", settings.paced_rate},
+          {"pinned_blocks", es::HostBuffer(settings.block_bytes()).pinned()}}},
         {"memcpy_bytes_per_second", memcpy_rate},
         {"memcpy_bytes_per_second_before_after_fill", {memcpy_before, memcpy_after}},
         {"cases", cases},

@@ -499,3 +499,60 @@ TEST_CASE("pipeline: stopping while the program does not pop its output queue", 
     CHECK(stats[1].items == stats[0].items);
   }
 }
+
+namespace {
+
+// Delays items by one: holds each until the next arrives, and emits the last one in flush().
+// Records its lifecycle calls and the threads they ran on.
+class DelayByOne : public es::Transform<es::Block, es::Block> {
+ public:
+  using es::Transform<es::Block, es::Block>::Transform;
+  std::vector<std::string> calls;
+  std::vector<std::thread::id> threads;
+
+ protected:
+  void configure(es::StageContext&) override { note("configure"); }
+  void start() override { note("start"); }
+  void process(es::Handle<es::Block> block) override {
+    if (calls.back() != "process") note("process");
+    if (held_) emit(std::move(held_));
+    held_ = std::move(block);
+  }
+  void flush() override {
+    note("flush");
+    if (held_) emit(std::move(held_));
+  }
+  void stop() override { note("stop"); }
+
+ private:
+  void note(const char* call) {
+    calls.push_back(call);
+    threads.push_back(std::this_thread::get_id());
+  }
+  es::Handle<es::Block> held_;
+};
+
+}  // namespace
+
+TEST_CASE("stage lifecycle: configure, start, process each item, flush, stop, in order", "[streaming]") {
+  const int total = 20;
+  es::Pipeline pipeline;
+  auto& source = pipeline.add<NumberSource>("source", total);
+  auto& delay = pipeline.add<DelayByOne>("delay");
+  std::vector<int> received;
+  auto& sink = pipeline.add<es::CallbackSink<es::Block>>("sink", [&](const es::Block& b) { received.push_back(number(b)); });
+  pipeline.connect(source, delay, {4});
+  pipeline.connect(delay, sink, {4});
+  pipeline.start();
+  pipeline.wait();
+  CHECK(delay.calls == std::vector<std::string>{"configure", "start", "process", "flush", "stop"});
+  REQUIRE(delay.threads.size() == 5);
+  CHECK(delay.threads[0] == std::this_thread::get_id());  // configure: on the caller's thread
+  for (std::size_t i = 1; i < 5; ++i) {
+    CHECK(delay.threads[i] != std::this_thread::get_id());  // the rest: on the stage's own thread
+    CHECK(delay.threads[i] == delay.threads[1]);
+  }
+  std::vector<int> expected(total);
+  for (int i = 0; i < total; ++i) expected[i] = i;
+  CHECK(received == expected);  // the item held at the end came out of flush()
+}

@@ -69,7 +69,7 @@ class Stage {
   virtual void flush() {}
   virtual void stop() {}
 
-  // For stages that skip bad inputs or discard items themselves.
+  // For stages that skip bad inputs or discard items themselves (on the stage's thread).
   void count_malformed(std::uint64_t n = 1) noexcept { add(malformed_, n); }
   void count_dropped(std::uint64_t n = 1) noexcept { add(dropped_, n); }
   // Counts an item leaving the stage (emitted, or consumed by a sink) and its latency.
@@ -90,6 +90,7 @@ class Stage {
   virtual EdgeBase* output_edge() const { return nullptr; }
   virtual std::size_t held_items() const { return 1; }  // input items it can hold at once
 
+  // Every counter has one writer, the stage's thread, so a load and a store add without a lock.
   static void add(std::atomic<std::uint64_t>& counter, std::uint64_t n) noexcept {
     counter.store(counter.load(std::memory_order_relaxed) + n, std::memory_order_relaxed);
   }
