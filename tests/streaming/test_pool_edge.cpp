@@ -71,6 +71,10 @@ TEST_CASE("edge: full-queue policies keep and drop exactly the expected items", 
   CHECK(all.size() == static_cast<std::size_t>(pushed));
 }
 
+TEST_CASE("pool: an empty pool is rejected", "[streaming]") {
+  CHECK_THROWS_WITH(es::Pool<Item>(0, 1), Catch::Contains("not 0"));
+}
+
 TEST_CASE("edge: a zero capacity is rejected", "[streaming]") {
   CHECK_THROWS_AS(es::Edge<Item>({0, es::FullPolicy::block}), eigstream::Error);
 }

@@ -4,6 +4,7 @@
 // acquiring or releasing never allocates. A pool must outlive every handle to its items.
 #pragma once
 
+#include "eigstream/error.hpp"
 #include "eigstream/streaming/wakeup.hpp"
 
 #include <atomic>
@@ -12,6 +13,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <memory>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -72,7 +74,10 @@ class Pool : public PoolBase {
  public:
   // Constructs count items as T(args...).
   template <class... Args>
-  explicit Pool(std::size_t count, const Args&... args) : next_(new std::atomic<std::uint32_t>[count]) {
+  explicit Pool(std::size_t count, const Args&... args) {
+    if (count == 0 || count >= none)
+      throw Error(ErrorCode::invalid_argument, "streaming: a pool holds 1 to 2^32 - 2 items, not " + std::to_string(count));
+    next_.reset(new std::atomic<std::uint32_t>[count]);
     slots_.reserve(count);
     for (std::size_t i = 0; i < count; ++i) {
       slots_.push_back(std::make_unique<PoolSlot<T>>(this, static_cast<std::uint32_t>(i), args...));
