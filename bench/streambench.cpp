@@ -166,6 +166,7 @@ std::string markdown(const json& report) {
   std::ostringstream md;
   const json& s = report["settings"];
   md << "# streambench, " << report["date"].get<std::string>() << "\n\n"
+     << "`" << report["command"].get<std::string>() << "`\n\n"
      << "Machine: " << report["machine"]["cpu"].get<std::string>() << ", " << report["machine"]["cores"].get<int>()
      << " cores, load average " << report["machine"]["load_average"].get<double>() << " at the start. "
      << s["channels"].get<int>() << " channels of complex float, blocks of " << s["block_samples"].get<int>()
@@ -256,8 +257,11 @@ int main(int argc, char** argv) {
     std::strftime(date, sizeof date, "%Y-%m-%d %H:%M UTC", std::gmtime(&now));
     const double fill_fraction = cases["fill"]["bytes_per_second"].get<double>() / memcpy_rate;
     const double blocks_per_second = cases["hops"]["blocks_per_second"].get<double>();
+    std::string command = "streambench";
+    for (int i = 1; i < argc; ++i) command += std::string(" ") + argv[i];
     const json report = {
         {"benchmark", "streambench"},
+        {"command", command},
         {"date", date},
         {"machine", {{"cpu", cpu_model()}, {"cores", static_cast<int>(std::thread::hardware_concurrency())},
                      {"load_average", load_at_start}}},
