@@ -18,6 +18,8 @@
 #include <thread>
 #include <vector>
 
+#include <sys/stat.h>
+
 namespace es = eigstream::streaming;
 using namespace std::chrono_literals;
 
@@ -358,6 +360,17 @@ TEST_CASE("writer sink: blocks reach the writer in order, a channel mismatch is 
   }
 }
 
+namespace {
+
+// Bytes written to the file so far (the status thread flushes each line).
+off_t stream_size(std::FILE* stream) {
+  struct stat status {};
+  fstat(fileno(stream), &status);
+  return status.st_size;
+}
+
+}  // namespace
+
 TEST_CASE("pipeline: the periodic status line names the stages and marks drops with O", "[streaming]") {
   std::FILE* stream = std::tmpfile();
   REQUIRE(stream);
@@ -373,7 +386,14 @@ TEST_CASE("pipeline: the periodic status line names the stages and marks drops w
       if (number(b) == 0) {
         sink_holds_first.open();
         source_done.wait();
-        std::this_thread::sleep_for(200ms);  // status lines are printed meanwhile, after the drops
+        // The drops are done. Wait until two more lines are out: the second was surely computed
+        // after the drops (the first may have been under way).
+        for (int grown = 0; grown < 2;) {
+          const off_t size = stream_size(stream);
+          const auto give_up = std::chrono::steady_clock::now() + 20s;
+          while (stream_size(stream) == size && std::chrono::steady_clock::now() < give_up) std::this_thread::sleep_for(1ms);
+          ++grown;
+        }
       }
     });
     pipeline.connect(source, sink, {capacity, es::FullPolicy::drop_newest});
