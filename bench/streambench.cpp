@@ -18,6 +18,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
 #include <cstdio>
 #include <cstring>
 #include <ctime>
@@ -155,11 +156,13 @@ std::string cpu_model() {
   return "unknown";
 }
 
-// The 1-minute load average when the run began: other work on the machine slows every case.
-double load_average() {
+// How busy the machine was when the run began (other work slows every case): the 1-minute load
+// average and the threads runnable at that moment, from /proc/loadavg.
+json machine_load() {
   double load = 0;
-  std::ifstream("/proc/loadavg") >> load;
-  return load;
+  std::string skip, running;
+  std::ifstream("/proc/loadavg") >> load >> skip >> skip >> running;
+  return {{"load_average_1min", load}, {"runnable_threads", std::atoi(running.c_str())}};
 }
 
 std::string markdown(const json& report) {
@@ -168,7 +171,9 @@ std::string markdown(const json& report) {
   md << "# streambench, " << report["date"].get<std::string>() << "\n\n"
      << "`" << report["command"].get<std::string>() << "`\n\n"
      << "Machine: " << report["machine"]["cpu"].get<std::string>() << ", " << report["machine"]["cores"].get<int>()
-     << " cores, load average " << report["machine"]["load_average"].get<double>() << " at the start. "
+     << " cores; at the start " << report["machine"]["load"]["runnable_threads"].get<int>()
+     << " threads runnable, 1-minute load average " << report["machine"]["load"]["load_average_1min"].get<double>()
+     << ". "
      << s["channels"].get<int>() << " channels of complex float, blocks of " << s["block_samples"].get<int>()
      << " samples (" << s["block_bytes"].get<std::size_t>() / 1024 << " KiB), queues of " << s["queue"].get<int>()
      << ", block policy, " << s["seconds"].get<double>() << " s per case, "
@@ -223,7 +228,7 @@ int main(int argc, char** argv) {
   CLI11_PARSE(app, argc, argv);
 
   try {
-    const double load_at_start = load_average();
+    const json load_at_start = machine_load();
     // 256 blocks of signal, enough that the copies come from memory rather than cache.
     const std::size_t signal_samples = 256 * settings.block_samples;
     std::vector<es::sample_t> signal(signal_samples * settings.channels);
@@ -264,7 +269,7 @@ int main(int argc, char** argv) {
         {"command", command},
         {"date", date},
         {"machine", {{"cpu", cpu_model()}, {"cores", static_cast<int>(std::thread::hardware_concurrency())},
-                     {"load_average", load_at_start}}},
+                     {"load", load_at_start}}},
         {"settings",
          {{"channels", settings.channels}, {"block_samples", settings.block_samples}, {"block_bytes", settings.block_bytes()},
           {"queue", settings.queue}, {"seconds", settings.seconds}, {"paced_rate", settings.paced_rate},
