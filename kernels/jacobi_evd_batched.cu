@@ -32,9 +32,6 @@
 namespace eigstream::kernels {
 namespace {
 
-template <class T> struct DeviceScalar { using type = T; };
-template <class R> struct DeviceScalar<std::complex<R>> { using type = Cx<R>; };
-
 template <class S>
 struct Rot {
   S s_e;    // s * e

@@ -8,43 +8,13 @@
 #include <vector>
 
 #include "cuda_evd.hpp"
+#include "device_array.hpp"
 #include "eigstream/cuda.hpp"
 #include "eigstream/error.hpp"
 #include "eigstream_kernels/evd_batched.hpp"
 #include "validate.hpp"
 
 namespace eigstream {
-namespace {
-
-void check_cuda(cudaError_t status, const char* what) {
-  if (status != cudaSuccess) throw Error(ErrorCode::cuda, std::string(what) + ": " + cudaGetErrorString(status));
-}
-
-// Device memory owned for the duration of one host-path call.
-template <class T>
-class DeviceArray {
- public:
-  explicit DeviceArray(std::size_t count) : count_(count) {
-    if (count) check_cuda(cudaMalloc(reinterpret_cast<void**>(&data_), count * sizeof(T)), "evd: cudaMalloc");
-  }
-  ~DeviceArray() { cudaFree(data_); }
-  DeviceArray(const DeviceArray&) = delete;
-  DeviceArray& operator=(const DeviceArray&) = delete;
-  T* get() const { return data_; }
-  void upload(const std::vector<T>& host, cudaStream_t stream) {
-    check_cuda(cudaMemcpyAsync(data_, host.data(), count_ * sizeof(T), cudaMemcpyHostToDevice, stream), "evd: copy to GPU");
-  }
-  void download(std::vector<T>& host, cudaStream_t stream) const {
-    host.resize(count_);
-    check_cuda(cudaMemcpyAsync(host.data(), data_, count_ * sizeof(T), cudaMemcpyDeviceToHost, stream), "evd: copy from GPU");
-  }
-
- private:
-  T* data_ = nullptr;
-  std::size_t count_;
-};
-
-}  // namespace
 
 namespace cuda {
 
@@ -95,7 +65,7 @@ void evd_batched(BatchView<const T> a, VectorBatchView<real_t<T>> values, BatchV
   args.symmetry_tol = eigstream::detail::symmetry_tolerance<T>(options);
   args.max_sweeps = options.max_sweeps;
   args.sort = options.sort;
-  check_cuda(kernels::launch_evd_batched(args, stream), "cuda::evd_batched: kernel launch");
+  eigstream::detail::check_cuda(kernels::launch_evd_batched(args, stream), "cuda::evd_batched: kernel launch");
 }
 
 }  // namespace detail
