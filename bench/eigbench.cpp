@@ -647,26 +647,32 @@ json svd_cold_case(Context& ctx, int m, int n, index_t count) {
                         {"gflops", svd_flops_per_sweep<T>(m, n) * sweeps * count / (t.median_ms * 1e6)},
                         {"accuracy", acc.to_json()}};
   }
+  // A cuSOLVER routine that refuses the problem is recorded with its error, and the run goes on.
   json cusolver = json::array();
   for (const std::string& routine : CusolverSvd<T>::routines(m, n)) {
-    const std::size_t before = device_used();
-    CusolverSvd<T> solver(ctx.solver, routine, m, n, count);
-    auto copy_in = [&] {
-      check(cudaMemcpyAsync(solver.a(), a.get(), mn * count * sizeof(T), cudaMemcpyDeviceToDevice, ctx.stream), "copy");
-    };
-    const Timing t = time_it(ctx.stream, ctx.repeat, copy_in, [&] { solver.solve(); });
-    const std::size_t bytes = device_used() - before;
-    const Accuracy acc = measure_svd<T>(host_a, solver.values().download(), solver.thin_u(), solver.v(), m, n, ctx.sample);
-    cusolver.push_back({{"routine", routine}, {"ms", t.median_ms}, {"min_ms", t.min_ms},
-                        {"us_per_matrix", 1e3 * t.median_ms / count}, {"device_bytes", bytes}, {"accuracy", acc.to_json()}});
+    try {
+      const std::size_t before = device_used();
+      CusolverSvd<T> solver(ctx.solver, routine, m, n, count);
+      auto copy_in = [&] {
+        check(cudaMemcpyAsync(solver.a(), a.get(), mn * count * sizeof(T), cudaMemcpyDeviceToDevice, ctx.stream), "copy");
+      };
+      const Timing t = time_it(ctx.stream, ctx.repeat, copy_in, [&] { solver.solve(); });
+      const std::size_t bytes = device_used() - before;
+      const Accuracy acc = measure_svd<T>(host_a, solver.values().download(), solver.thin_u(), solver.v(), m, n, ctx.sample);
+      cusolver.push_back({{"routine", routine}, {"ms", t.median_ms}, {"min_ms", t.min_ms},
+                          {"us_per_matrix", 1e3 * t.median_ms / count}, {"device_bytes", bytes}, {"accuracy", acc.to_json()}});
+    } catch (const std::exception& e) {
+      std::cerr << "  " << routine << ": " << e.what() << "\n";
+      cusolver.push_back({{"routine", routine}, {"error", e.what()}});
+    }
   }
   out["cusolver"] = cusolver;
   double best = 1e300;
-  std::string best_name;
+  std::string best_name = "none";
   for (const auto& c : cusolver)
-    if (c["ms"].get<double>() < best) best = c["ms"], best_name = c["routine"];
+    if (c.contains("ms") && c["ms"].get<double>() < best) best = c["ms"], best_name = c["routine"];
   out["best_cusolver"] = best_name;
-  out["speedup"] = best / out["eigstream"]["ms"].get<double>();
+  out["speedup"] = best_name == "none" ? 0.0 : best / out["eigstream"]["ms"].get<double>();
   return out;
 }
 
@@ -723,25 +729,31 @@ json svd_warm_case(Context& ctx, int m, int n, index_t count, int steps) {
                       {"accuracy_last_step", acc.to_json()}};
   json routines = json::object();
   for (const std::string& routine : CusolverSvd<T>::routines(m, n)) {
-    CusolverSvd<T> solver(ctx.solver, routine, m, n, count);
-    double ms = 0;
-    for (int s = 1; s <= steps; ++s) {
-      check(cudaMemcpyAsync(solver.a(), a[s].get(), mn * count * sizeof(T), cudaMemcpyDeviceToDevice, ctx.stream), "copy");
-      check(cudaEventRecord(start, ctx.stream), "record");
-      solver.solve();
-      check(cudaEventRecord(stop, ctx.stream), "record");
-      ms += elapsed();
+    try {
+      CusolverSvd<T> solver(ctx.solver, routine, m, n, count);
+      double ms = 0;
+      for (int s = 1; s <= steps; ++s) {
+        check(cudaMemcpyAsync(solver.a(), a[s].get(), mn * count * sizeof(T), cudaMemcpyDeviceToDevice, ctx.stream), "copy");
+        check(cudaEventRecord(start, ctx.stream), "record");
+        solver.solve();
+        check(cudaEventRecord(stop, ctx.stream), "record");
+        ms += elapsed();
+      }
+      routines[routine] = {{"matrices_per_second", count * steps / (ms * 1e-3)}};
+    } catch (const std::exception& e) {
+      std::cerr << "  " << routine << ": " << e.what() << "\n";
+      routines[routine] = {{"error", e.what()}};
     }
-    routines[routine] = {{"matrices_per_second", count * steps / (ms * 1e-3)}};
   }
   cudaEventDestroy(start), cudaEventDestroy(stop);
   double best = 0;
-  std::string best_name;
+  std::string best_name = "none";
   for (auto& [name, r] : routines.items())
-    if (double(r["matrices_per_second"]) > best) best = r["matrices_per_second"], best_name = name;
+    if (r.contains("matrices_per_second") && double(r["matrices_per_second"]) > best)
+      best = r["matrices_per_second"], best_name = name;
   out["cusolver_cold"] = routines;
   out["best_cusolver"] = best_name;
-  out["speedup"] = out["eigstream"]["matrices_per_second"].get<double>() / best;
+  out["speedup"] = best > 0 ? out["eigstream"]["matrices_per_second"].get<double>() / best : 0.0;
   return out;
 }
 
@@ -804,7 +816,8 @@ std::string markdown(const json& report) {
   for (const auto& c : report["cases"]) {
     if (c["case"] != "svd cold batch") continue;
     const auto& e = c["eigstream"];
-    json best;
+    json best = {{"routine", "none"}, {"us_per_matrix", 0.0}, {"device_bytes", 0.0},
+                 {"accuracy", {{"residual", 0.0}, {"orthogonality", 0.0}, {"value_error", 0.0}}}};
     for (const auto& r : c["cusolver"])
       if (r["routine"] == c["best_cusolver"]) best = r;
     md << "| " << c["type"].get<std::string>() << " | " << c["m"] << " x " << c["n"] << " | " << c["count"] << " | "
@@ -827,7 +840,7 @@ std::string markdown(const json& report) {
     md << "| " << c["type"].get<std::string>() << " | " << c["m"] << " x " << c["n"] << " | " << c["count"] << " | "
        << c["steps"] << " | " << fmt(c["eigstream"]["matrices_per_second"].get<double>(), 4) << " | "
        << fmt(c["eigstream"]["mean_sweeps"].get<double>()) << " | " << best << " | "
-       << fmt(c["cusolver_cold"][best]["matrices_per_second"].get<double>(), 4) << " | "
+       << (best == "none" ? std::string("n/a") : fmt(c["cusolver_cold"][best]["matrices_per_second"].get<double>(), 4)) << " | "
        << fmt(c["speedup"].get<double>()) << "x |\n";
   }
   return md.str();
