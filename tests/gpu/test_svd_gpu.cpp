@@ -138,7 +138,7 @@ TEMPLATE_TEST_CASE("gpu svd: agrees with the CPU solver", "[gpu][svd]", float, s
 
 // Bounds as the CPU's warm-start tests (tests/test_warm_start.cpp): from 1%, 4 sweeps in float, 5 in
 // double; and fewer than the same matrix takes cold.
-TEMPLATE_TEST_CASE("gpu svd: warm start from a 1% perturbed matrix, tall (V0) and wide (U0)", "[gpu][svd]", float,
+TEMPLATE_TEST_CASE("gpu svd: warm start from a 1% perturbed matrix with V0 tall and U0 wide", "[gpu][svd]", float,
                    double, std::complex<float>, std::complex<double>) {
   using T = TestType;
   const Shape shape = GENERATE(values<Shape>({{12, 8}, {48, 32}, {32, 48}, {96, 64}, {64, 96}, {1024, 64}, {64, 1024}}));
@@ -243,7 +243,7 @@ TEMPLATE_TEST_CASE("gpu svd: sort orders on both memory paths", "[gpu][svd]", fl
   check_svd(a, r.s, &r.u, &r.v, reference_singular_values(a), sort, "gpu svd sort");
 }
 
-TEMPLATE_TEST_CASE("gpu svd: device interface with padded layouts, partial outputs and the workspace", "[gpu][svd]",
+TEMPLATE_TEST_CASE("gpu svd: device interface with padded layouts and partial outputs and the workspace", "[gpu][svd]",
                    float, std::complex<double>) {
   using T = TestType;
   using R = real_t<T>;
@@ -315,7 +315,7 @@ TEMPLATE_TEST_CASE("gpu svd: device interface with padded layouts, partial outpu
   cudaStreamDestroy(stream);
 }
 
-TEST_CASE("gpu svd: backend choice, and problems the kernel does not take are refused clearly", "[gpu][svd]") {
+TEST_CASE("gpu svd: backend choice; problems the kernel does not take are refused clearly", "[gpu][svd]") {
   Options automatic;
   CHECK(eigstream::svd_backend(1024, 64, 16, automatic) == Backend::cuda);
   CHECK(eigstream::svd_backend(64, 1024, 16, automatic) == Backend::cuda);
