@@ -593,11 +593,11 @@ Accuracy measure_svd(const std::vector<T>& a, const std::vector<real_t<T>>& s, c
 }
 
 // Floating-point operations of one one-sided Jacobi sweep on m x n with V: n(n-1)/2 pairs, each
-// three dot products over m (6m real multiply-adds... 12m flops real) and the rotation of two columns
-// of G (12m) and of V (12n); a complex multiply-add is 4 real ones.
+// three dot products over m (6m flops, real) and the rotation of two columns of G (6m) and of V
+// (6n); a complex multiply-add is 4 real ones.
 template <class T>
 double svd_flops_per_sweep(int m, int n) {
-  return (eigstream::is_complex_v<T> ? 4.0 : 1.0) * 0.5 * n * (n - 1) * (24.0 * m + 12.0 * n);
+  return (eigstream::is_complex_v<T> ? 4.0 : 1.0) * 0.5 * n * (n - 1) * (12.0 * m + 6.0 * n);
 }
 
 // eigstream's batched SVD on device memory: U m x n and V n x n (so no workspace is needed).
