@@ -3,7 +3,9 @@
 // Cases (see --help): cold batches of covariance matrices, against syevjBatched (n <= 32) and
 // XsyevBatched; a warm stream of slowly varying covariances, against cuSOLVER recomputing each step;
 // the persistent solver's latency, one matrix at a time, against cuSOLVER's per-call path; and its
-// throughput with several host submitters, against the batched kernel. Batched paths are timed with
+// throughput with several host submitters, against the batched kernel; and the cold batch and warm
+// stream for the SVD of data blocks (m x n), against gesvdjBatched (m, n <= 32) and
+// gesvdaStridedBatched (cuSOLVER's only batched SVD for larger sizes). Batched paths are timed with
 // CUDA events (warm-up first, median of repeats), host-to-host paths with the host's steady clock.
 // Every path is checked for accuracy on a sample (residual, orthogonality, eigenvalue error against
 // eigstream's CPU solver in double); device memory is measured with cudaMemGetInfo. Writes JSON
@@ -95,6 +97,41 @@ cusolverStatus_t syevj_batched(cusolverDnHandle_t h, int n, std::complex<float>*
 cusolverStatus_t syevj_batched(cusolverDnHandle_t h, int n, std::complex<double>* a, double* w, std::complex<double>* work, int lwork, int* info, syevjInfo_t p, int count) {
   return cusolverDnZheevjBatched(h, CUSOLVER_EIG_MODE_VECTOR, CUBLAS_FILL_MODE_LOWER, n, reinterpret_cast<cuDoubleComplex*>(a), n, w, reinterpret_cast<cuDoubleComplex*>(work), lwork, info, p, count);
 }
+
+// gesvdjBatched (m, n <= 32) and gesvdaStridedBatched (m >= n) for each scalar type.
+#define EIGBENCH_GESVD(T, X, C)                                                                                        \
+  cusolverStatus_t gesvdj_batched_size(cusolverDnHandle_t h, int m, int n, const T* a, const real_t<T>* s, const T* u, \
+                                       const T* v, int* lwork, gesvdjInfo_t p, int count) {                            \
+    return cusolverDn##X##gesvdjBatched_bufferSize(h, CUSOLVER_EIG_MODE_VECTOR, m, n, reinterpret_cast<const C*>(a), m, s, \
+                                                   reinterpret_cast<const C*>(u), m, reinterpret_cast<const C*>(v), n, \
+                                                   lwork, p, count);                                                    \
+  }                                                                                                                     \
+  cusolverStatus_t gesvdj_batched(cusolverDnHandle_t h, int m, int n, T* a, real_t<T>* s, T* u, T* v, T* work,         \
+                                  int lwork, int* info, gesvdjInfo_t p, int count) {                                    \
+    return cusolverDn##X##gesvdjBatched(h, CUSOLVER_EIG_MODE_VECTOR, m, n, reinterpret_cast<C*>(a), m, s,              \
+                                        reinterpret_cast<C*>(u), m, reinterpret_cast<C*>(v), n,                        \
+                                        reinterpret_cast<C*>(work), lwork, info, p, count);                            \
+  }                                                                                                                     \
+  cusolverStatus_t gesvda_batched_size(cusolverDnHandle_t h, int m, int n, const T* a, const real_t<T>* s, const T* u, \
+                                       const T* v, int* lwork, int count) {                                             \
+    return cusolverDn##X##gesvdaStridedBatched_bufferSize(h, CUSOLVER_EIG_MODE_VECTOR, n, m, n,                         \
+                                                          reinterpret_cast<const C*>(a), m, (long long)m * n, s, n,    \
+                                                          reinterpret_cast<const C*>(u), m, (long long)m * n,           \
+                                                          reinterpret_cast<const C*>(v), n, (long long)n * n, lwork,    \
+                                                          count);                                                        \
+  }                                                                                                                     \
+  cusolverStatus_t gesvda_batched(cusolverDnHandle_t h, int m, int n, const T* a, real_t<T>* s, T* u, T* v, T* work,   \
+                                  int lwork, int* info, double* residuals, int count) {                                 \
+    return cusolverDn##X##gesvdaStridedBatched(h, CUSOLVER_EIG_MODE_VECTOR, n, m, n, reinterpret_cast<const C*>(a), m,  \
+                                               (long long)m * n, s, n, reinterpret_cast<C*>(u), m, (long long)m * n,   \
+                                               reinterpret_cast<C*>(v), n, (long long)n * n,                            \
+                                               reinterpret_cast<C*>(work), lwork, info, residuals, count);              \
+  }
+EIGBENCH_GESVD(float, S, float)
+EIGBENCH_GESVD(double, D, double)
+EIGBENCH_GESVD(std::complex<float>, C, cuComplex)
+EIGBENCH_GESVD(std::complex<double>, Z, cuDoubleComplex)
+#undef EIGBENCH_GESVD
 
 template <class T>
 class DeviceBuffer {
@@ -211,6 +248,77 @@ class CusolverEvd {
   std::size_t device_bytes_ = 0, host_bytes_ = 0;
   DeviceBuffer<char> device_work_;
   std::vector<char> host_work_;
+};
+
+// One of cuSOLVER's batched SVD routines with its buffers, for count packed m x n matrices (m >= n):
+// solve() reads a() (gesvdjBatched overwrites it) and fills values() (n per matrix), u() (m x n
+// leading block of each matrix's U, ld m) and v() (n x n).
+template <class T>
+class CusolverSvd {
+ public:
+  static std::vector<std::string> routines(int m, int n) {
+    if (m <= 32 && n <= 32) return {"gesvdjBatched", "gesvdaStridedBatched"};
+    return {"gesvdaStridedBatched"};
+  }
+
+  CusolverSvd(cusolverDnHandle_t handle, const std::string& routine, int m, int n, index_t count)
+      : handle_(handle), gesvdj_(routine == "gesvdjBatched"), m_(m), n_(n), count_(count),
+        a_(std::size_t(index_t(m) * n * count)), s_(std::size_t(index_t(n) * count)),
+        u_(std::size_t(index_t(m) * (gesvdj_ ? m : n) * count)), v_(std::size_t(index_t(n) * n * count)),
+        info_(std::size_t(count)), residuals_(std::size_t(count)) {
+    if (gesvdj_) {
+      check(cusolverDnCreateGesvdjInfo(&params_), "gesvdj info");
+      check(gesvdj_batched_size(handle_, m, n, a_.get(), s_.get(), u_.get(), v_.get(), &lwork_, params_, int(count)),
+            "gesvdjBatched_bufferSize");
+    } else {
+      check(gesvda_batched_size(handle_, m, n, a_.get(), s_.get(), u_.get(), v_.get(), &lwork_, int(count)),
+            "gesvdaStridedBatched_bufferSize");
+    }
+    work_.resize(std::size_t(lwork_));
+  }
+  ~CusolverSvd() {
+    if (params_) cusolverDnDestroyGesvdjInfo(params_);
+  }
+  CusolverSvd(const CusolverSvd&) = delete;
+  CusolverSvd& operator=(const CusolverSvd&) = delete;
+
+  T* a() const { return a_.get(); }
+  const DeviceBuffer<real_t<T>>& values() const { return s_; }
+  // U's first n columns of each matrix, packed m x n (gesvdjBatched writes m x m).
+  std::vector<T> thin_u() const {
+    const std::vector<T> all = u_.download();
+    if (!gesvdj_) return all;
+    const std::size_t mn = std::size_t(m_) * n_, mm = std::size_t(m_) * m_;
+    std::vector<T> thin(mn * std::size_t(count_));
+    for (index_t b = 0; b < count_; ++b) std::copy_n(all.begin() + b * mm, mn, thin.begin() + b * mn);
+    return thin;
+  }
+  std::vector<T> v() const { return v_.download(); }
+
+  void solve() {
+    if (gesvdj_)
+      check(gesvdj_batched(handle_, m_, n_, a_.get(), s_.get(), u_.get(), v_.get(), work_.get(), lwork_, info_.get(),
+                           params_, int(count_)),
+            "gesvdjBatched");
+    else  // the residual norms it returns on the host make this call synchronous
+      check(gesvda_batched(handle_, m_, n_, a_.get(), s_.get(), u_.get(), v_.get(), work_.get(), lwork_, info_.get(),
+                           residuals_.data(), int(count_)),
+            "gesvdaStridedBatched");
+  }
+
+ private:
+  cusolverDnHandle_t handle_;
+  bool gesvdj_;
+  int m_, n_;
+  index_t count_;
+  DeviceBuffer<T> a_;
+  DeviceBuffer<real_t<T>> s_;
+  DeviceBuffer<T> u_, v_;
+  DeviceBuffer<int> info_;
+  std::vector<double> residuals_;
+  gesvdjInfo_t params_ = nullptr;
+  int lwork_ = 0;
+  DeviceBuffer<T> work_;
 };
 
 std::size_t device_used() {
@@ -691,6 +799,209 @@ json submitters_case(Context& ctx, int n, index_t count, int threads) {
   return out;
 }
 
+// Data blocks (channels x snapshots, or the reverse): Gaussian m x n with column j scaled by 0.85^j,
+// a spread spectrum; generated on the host, count packed matrices.
+template <class T>
+std::vector<T> data_blocks(int m, int n, index_t count, std::mt19937_64& rng) {
+  std::vector<T> a(std::size_t(index_t(m) * n * count));
+  std::vector<real_t<T>> scale(static_cast<std::size_t>(n));
+  for (int j = 0; j < n; ++j) scale[std::size_t(j)] = real_t<T>(std::pow(0.85, j));
+  for (std::size_t idx = 0; idx < a.size(); ++idx) a[idx] = gaussian<T>(rng) * scale[idx / std::size_t(m) % std::size_t(n)];
+  return a;
+}
+
+// Worst residual ||A V - U S||_F / ||A||_F, orthogonality of U and V (the worse), and singular value
+// error relative to ||A||_2 against eigstream's CPU solver in double, over the first `sample` matrices.
+template <class T>
+Accuracy measure_svd(const std::vector<T>& a, const std::vector<real_t<T>>& s, const std::vector<T>& u,
+                     const std::vector<T>& v, int m, int n, index_t sample) {
+  using D = std::conditional_t<eigstream::is_complex_v<T>, std::complex<double>, double>;
+  Accuracy acc;
+  const index_t mn = index_t(m) * n, nn = index_t(n) * n;
+  for (index_t b = 0; b < sample; ++b) {
+    const auto ab = eigstream::matrix(a.data() + b * mn, m, n);
+    const auto ub = eigstream::matrix(u.data() + b * mn, m, n);
+    const auto vb = eigstream::matrix(v.data() + b * nn, n, n);
+    acc.residual = std::max(acc.residual, eigstream::svd_residual<T>(ab, s.data() + b * n, ub, vb));
+    acc.orthogonality = std::max({acc.orthogonality, eigstream::orthogonality<T>(ub), eigstream::orthogonality<T>(vb)});
+    std::vector<D> ad(a.begin() + b * mn, a.begin() + (b + 1) * mn);
+    std::vector<double> ref(static_cast<std::size_t>(n));
+    eigstream::Options cpu;
+    cpu.backend = eigstream::Backend::cpu;
+    eigstream::svd(eigstream::matrix<const D>(ad.data(), m, n), ref.data(), {}, {}, cpu);
+    std::vector<real_t<T>> sb(s.begin() + b * n, s.begin() + (b + 1) * n);
+    std::sort(sb.begin(), sb.end(), std::greater<>());
+    for (int i = 0; i < n; ++i)
+      acc.value_error = std::max(acc.value_error, std::abs(double(sb[std::size_t(i)]) - ref[std::size_t(i)]) / (ref[0] > 0 ? ref[0] : 1));
+  }
+  return acc;
+}
+
+// Floating-point operations of one one-sided Jacobi sweep on m x n with V: n(n-1)/2 pairs, each
+// three dot products over m (6m flops, real) and the rotation of two columns of G (6m) and of V
+// (6n); a complex multiply-add is 4 real ones.
+template <class T>
+double svd_flops_per_sweep(int m, int n) {
+  return (eigstream::is_complex_v<T> ? 4.0 : 1.0) * 0.5 * n * (n - 1) * (12.0 * m + 6.0 * n);
+}
+
+// eigstream's batched SVD on device memory: U m x n and V n x n (so no workspace is needed).
+template <class T>
+struct OurSvd {
+  int m, n;
+  index_t count;
+  DeviceBuffer<real_t<T>> s;
+  DeviceBuffer<T> u, v;
+  DeviceBuffer<eigstream::SolveInfo> info;
+  OurSvd(int m_, int n_, index_t count_)
+      : m(m_), n(n_), count(count_), s(std::size_t(index_t(n) * count)), u(std::size_t(index_t(m) * n * count)),
+        v(std::size_t(index_t(n) * n * count)), info(std::size_t(count)) {}
+  void solve(const T* a, cudaStream_t stream, const T* warm = nullptr) {
+    eigstream::cuda::svd_batched(eigstream::batch<const T>(a, m, n, count), eigstream::vectors(s.get(), n, count),
+                                 eigstream::batch(u.get(), m, n, count), eigstream::batch(v.get(), n, n, count), info.get(),
+                                 eigstream::Options{}, stream,
+                                 warm ? eigstream::batch<const T>(warm, n, n, count) : eigstream::BatchView<const T>{});
+  }
+  // Mean sweeps and the number converged.
+  std::pair<double, index_t> sweeps() const {
+    double total = 0;
+    index_t converged = 0;
+    for (const auto& i : info.download()) total += i.sweeps, converged += i.converged;
+    return {total / double(count), converged};
+  }
+};
+
+template <class T>
+json svd_cold_case(Context& ctx, int m, int n, index_t count) {
+  const index_t mn = index_t(m) * n;
+  std::mt19937_64 rng(4321 + std::uint64_t(m) * 131 + std::uint64_t(n));
+  const std::vector<T> host_a = data_blocks<T>(m, n, count, rng);
+  DeviceBuffer<T> a{host_a.size()};
+  a.upload(host_a);
+  json out = {{"case", "svd cold batch"}, {"type", Traits<T>::name}, {"m", m}, {"n", n}, {"count", count}};
+  {
+    const std::size_t before = device_used();
+    OurSvd<T> ours(m, n, count);
+    const Timing t = time_it(ctx.stream, ctx.repeat, [] {}, [&] { ours.solve(a.get(), ctx.stream); });
+    check(cudaGetLastError(), "eigstream kernel");
+    const std::size_t bytes = device_used() - before;
+    const auto [sweeps, converged] = ours.sweeps();
+    const Accuracy acc = measure_svd<T>(host_a, ours.s.download(), ours.u.download(), ours.v.download(), m, n, ctx.sample);
+    out["eigstream"] = {{"ms", t.median_ms}, {"min_ms", t.min_ms}, {"us_per_matrix", 1e3 * t.median_ms / count},
+                        {"mean_sweeps", sweeps}, {"converged", converged}, {"device_bytes", bytes},
+                        {"gflops", svd_flops_per_sweep<T>(m, n) * sweeps * count / (t.median_ms * 1e6)},
+                        {"accuracy", acc.to_json()}};
+  }
+  // A cuSOLVER routine that refuses the problem is recorded with its error, and the run goes on.
+  json cusolver = json::array();
+  for (const std::string& routine : CusolverSvd<T>::routines(m, n)) {
+    try {
+      const std::size_t before = device_used();
+      CusolverSvd<T> solver(ctx.solver, routine, m, n, count);
+      auto copy_in = [&] {
+        check(cudaMemcpyAsync(solver.a(), a.get(), mn * count * sizeof(T), cudaMemcpyDeviceToDevice, ctx.stream), "copy");
+      };
+      const Timing t = time_it(ctx.stream, ctx.repeat, copy_in, [&] { solver.solve(); });
+      const std::size_t bytes = device_used() - before;
+      const Accuracy acc = measure_svd<T>(host_a, solver.values().download(), solver.thin_u(), solver.v(), m, n, ctx.sample);
+      cusolver.push_back({{"routine", routine}, {"ms", t.median_ms}, {"min_ms", t.min_ms},
+                          {"us_per_matrix", 1e3 * t.median_ms / count}, {"device_bytes", bytes}, {"accuracy", acc.to_json()}});
+    } catch (const std::exception& e) {
+      std::cerr << "  " << routine << ": " << e.what() << "\n";
+      cusolver.push_back({{"routine", routine}, {"error", e.what()}});
+    }
+  }
+  out["cusolver"] = cusolver;
+  double best = 1e300;
+  std::string best_name = "none";
+  for (const auto& c : cusolver)
+    if (c.contains("ms") && c["ms"].get<double>() < best) best = c["ms"], best_name = c["routine"];
+  out["best_cusolver"] = best_name;
+  out["speedup"] = best_name == "none" ? 0.0 : best / out["eigstream"]["ms"].get<double>();
+  return out;
+}
+
+// A stream of slowly varying data blocks, A_s = A_{s-1} + 0.01 E (E one of three fixed Gaussian
+// innovations, column-scaled as the blocks), each step warm-started from the last V.
+template <class T>
+json svd_warm_case(Context& ctx, int m, int n, index_t count, int steps) {
+  const index_t mn = index_t(m) * n;
+  std::mt19937_64 rng(8765 + std::uint64_t(m) * 131 + std::uint64_t(n));
+  std::vector<DeviceBuffer<T>> a;
+  a.reserve(std::size_t(steps + 1));
+  a.emplace_back(std::size_t(mn * count));
+  a[0].upload(data_blocks<T>(m, n, count, rng));
+  DeviceBuffer<T> innovations[3];
+  for (auto& e : innovations) {
+    e.resize(std::size_t(mn * count));
+    e.upload(data_blocks<T>(m, n, count, rng));
+  }
+  const T step_size(real_t<T>(0.01));
+  for (int s = 1; s <= steps; ++s) {
+    a.emplace_back(std::size_t(mn * count));
+    check(cudaMemcpy(a[s].get(), a[s - 1].get(), mn * count * sizeof(T), cudaMemcpyDeviceToDevice), "copy");
+    check(cublasAxpyEx(ctx.blas, int(mn * count), &step_size, Traits<T>::type, innovations[s % 3].get(), Traits<T>::type, 1,
+                       a[s].get(), Traits<T>::type, 1, Traits<T>::type),
+          "axpy");
+  }
+  check(cudaDeviceSynchronize(), "generate");
+  json out = {{"case", "svd warm stream"}, {"type", Traits<T>::name}, {"m", m}, {"n", n}, {"count", count},
+              {"steps", steps}, {"innovation", 0.01}};
+  OurSvd<T> ours[2] = {OurSvd<T>(m, n, count), OurSvd<T>(m, n, count)};
+  ours[0].solve(a[0].get(), ctx.stream);
+  check(cudaStreamSynchronize(ctx.stream), "sync");
+  double warm_ms = 0, sweeps = 0;
+  cudaEvent_t start, stop;
+  check(cudaEventCreate(&start), "event"), check(cudaEventCreate(&stop), "event");
+  auto elapsed = [&] {
+    check(cudaEventSynchronize(stop), "sync");
+    float t = 0;
+    check(cudaEventElapsedTime(&t, start, stop), "elapsed");
+    return double(t);
+  };
+  for (int s = 1; s <= steps; ++s) {
+    check(cudaEventRecord(start, ctx.stream), "record");
+    ours[s % 2].solve(a[s].get(), ctx.stream, ours[(s + 1) % 2].v.get());
+    check(cudaEventRecord(stop, ctx.stream), "record");
+    warm_ms += elapsed();
+    sweeps += ours[s % 2].sweeps().first;
+  }
+  sweeps /= steps;
+  const OurSvd<T>& last = ours[steps % 2];
+  const Accuracy acc = measure_svd<T>(a[steps].download(), last.s.download(), last.u.download(), last.v.download(), m, n,
+                                      ctx.sample);
+  out["eigstream"] = {{"matrices_per_second", count * steps / (warm_ms * 1e-3)}, {"mean_sweeps", sweeps},
+                      {"accuracy_last_step", acc.to_json()}};
+  json routines = json::object();
+  for (const std::string& routine : CusolverSvd<T>::routines(m, n)) {
+    try {
+      CusolverSvd<T> solver(ctx.solver, routine, m, n, count);
+      double ms = 0;
+      for (int s = 1; s <= steps; ++s) {
+        check(cudaMemcpyAsync(solver.a(), a[s].get(), mn * count * sizeof(T), cudaMemcpyDeviceToDevice, ctx.stream), "copy");
+        check(cudaEventRecord(start, ctx.stream), "record");
+        solver.solve();
+        check(cudaEventRecord(stop, ctx.stream), "record");
+        ms += elapsed();
+      }
+      routines[routine] = {{"matrices_per_second", count * steps / (ms * 1e-3)}};
+    } catch (const std::exception& e) {
+      std::cerr << "  " << routine << ": " << e.what() << "\n";
+      routines[routine] = {{"error", e.what()}};
+    }
+  }
+  cudaEventDestroy(start), cudaEventDestroy(stop);
+  double best = 0;
+  std::string best_name = "none";
+  for (auto& [name, r] : routines.items())
+    if (r.contains("matrices_per_second") && double(r["matrices_per_second"]) > best)
+      best = r["matrices_per_second"], best_name = name;
+  out["cusolver_cold"] = routines;
+  out["best_cusolver"] = best_name;
+  out["speedup"] = best > 0 ? out["eigstream"]["matrices_per_second"].get<double>() / best : 0.0;
+  return out;
+}
+
 std::string fmt(double x, int digits = 3) {
   std::ostringstream s;
   s.precision(digits);
@@ -704,10 +1015,17 @@ std::string markdown(const json& report) {
      << "CUDA runtime " << report["cuda_runtime"] << ", cuSOLVER " << report["cusolver_version"] << ". "
      << "Times are medians of " << report["repeat"] << " runs after a warm-up (CUDA events). Accuracy is the worst over "
      << report["sample"] << " matrices: residual ||AV - VL||_F/||A||_F, orthogonality ||V^H V - I||_F, eigenvalue error "
-     << "/ ||A||_2 against eigstream's CPU solver in double.\n\n";
-  md << "## Cold batch (covariance inputs, vectors computed)\n\n"
-     << "| type | n | batch | eigstream us/matrix | sweeps | GFLOP/s | best cuSOLVER | us/matrix | speedup | residual ours / cuSOLVER | orthogonality ours / cuSOLVER | device MiB ours / cuSOLVER |\n"
-     << "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |\n";
+     << "/ ||A||_2 against eigstream's CPU solver in double (for the SVD: ||AV - US||_F/||A||_F, the worse of U's "
+     << "and V's orthogonality, singular value error / ||A||_2).\n\n";
+  auto has = [&](const char* name) {
+    for (const auto& c : report["cases"])
+      if (c["case"] == name) return true;
+    return false;
+  };
+  if (has("cold batch"))
+    md << "## Cold batch (covariance inputs, vectors computed)\n\n"
+       << "| type | n | batch | eigstream us/matrix | sweeps | GFLOP/s | best cuSOLVER | us/matrix | speedup | residual ours / cuSOLVER | orthogonality ours / cuSOLVER | device MiB ours / cuSOLVER |\n"
+       << "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |\n";
   for (const auto& c : report["cases"]) {
     if (c["case"] != "cold batch") continue;
     const auto& e = c["eigstream"];
@@ -723,9 +1041,10 @@ std::string markdown(const json& report) {
        << " | " << fmt(e["device_bytes"].get<double>() / 1048576.0) << " / " << fmt(best["device_bytes"].get<double>() / 1048576.0)
        << " |\n";
   }
-  md << "\n## Warm stream (forgetting 0.95, each step warm-started from the last V; cuSOLVER recomputes cold)\n\n"
-     << "| type | n | batch | steps | eigstream matrices/s | mean sweeps | best cuSOLVER cold | matrices/s | speedup |\n"
-     << "| --- | --- | --- | --- | --- | --- | --- | --- | --- |\n";
+  if (has("warm stream"))
+    md << "\n## Warm stream (forgetting 0.95, each step warm-started from the last V; cuSOLVER recomputes cold)\n\n"
+       << "| type | n | batch | steps | eigstream matrices/s | mean sweeps | best cuSOLVER cold | matrices/s | speedup |\n"
+       << "| --- | --- | --- | --- | --- | --- | --- | --- | --- |\n";
   for (const auto& c : report["cases"]) {
     if (c["case"] != "warm stream") continue;
     const std::string best = c["best_cusolver"];
@@ -735,7 +1054,8 @@ std::string markdown(const json& report) {
        << fmt(c["cusolver_cold"][best]["matrices_per_second"].get<double>(), 4) << " | "
        << fmt(c["speedup"].get<double>()) << "x |\n";
   }
-  md << "\n## Latency (one matrix at a time, warm-started from the previous result; host submit to result on the host)\n\n"
+  if (has("latency"))
+    md << "\n## Latency (one matrix at a time, warm-started from the previous result; host submit to result on the host)\n\n"
      << "| type | n | items | eigstream p50 / p99 us | mean sweeps | cuSOLVER routine | p50 / p99 us | p99 ratio |\n"
      << "| --- | --- | --- | --- | --- | --- | --- | --- |\n";
   for (const auto& c : report["cases"]) {
@@ -748,7 +1068,8 @@ std::string markdown(const json& report) {
          << fmt(r["latency"]["p50_us"].get<double>()) << " / " << fmt(r["latency"]["p99_us"].get<double>()) << " | "
          << fmt(r["latency"]["p99_us"].get<double>() / e["p99_us"].get<double>()) << "x |\n";
   }
-  md << "\n## Many submitters (host threads submit a cold batch one matrix at a time to the persistent solver)\n\n"
+  if (has("submitters"))
+    md << "\n## Many submitters (host threads submit a cold batch one matrix at a time to the persistent solver)\n\n"
      << "| type | n | matrices | threads | persistent matrices/s | batched kernel matrices/s | ratio |\n"
      << "| --- | --- | --- | --- | --- | --- | --- |\n";
   for (const auto& c : report["cases"]) {
@@ -757,13 +1078,47 @@ std::string markdown(const json& report) {
        << fmt(c["eigstream"]["matrices_per_second"].get<double>(), 4) << " | "
        << fmt(c["batched_matrices_per_second"].get<double>(), 4) << " | " << fmt(c["ratio_to_batched"].get<double>()) << " |\n";
   }
+  if (has("svd cold batch"))
+    md << "\n## SVD cold batch (data blocks, U and V computed)\n\n"
+       << "| type | m x n | batch | eigstream us/matrix | sweeps | GFLOP/s | best cuSOLVER | us/matrix | speedup | residual ours / cuSOLVER | orthogonality ours / cuSOLVER | value error ours / cuSOLVER | device MiB ours / cuSOLVER |\n"
+       << "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |\n";
+  for (const auto& c : report["cases"]) {
+    if (c["case"] != "svd cold batch") continue;
+    const auto& e = c["eigstream"];
+    json best = {{"routine", "none"}, {"us_per_matrix", 0.0}, {"device_bytes", 0.0},
+                 {"accuracy", {{"residual", 0.0}, {"orthogonality", 0.0}, {"value_error", 0.0}}}};
+    for (const auto& r : c["cusolver"])
+      if (r["routine"] == c["best_cusolver"]) best = r;
+    md << "| " << c["type"].get<std::string>() << " | " << c["m"] << " x " << c["n"] << " | " << c["count"] << " | "
+       << fmt(e["us_per_matrix"].get<double>()) << " | " << fmt(e["mean_sweeps"].get<double>()) << " | "
+       << fmt(e["gflops"].get<double>()) << " | " << best["routine"].get<std::string>() << " | "
+       << fmt(best["us_per_matrix"].get<double>()) << " | " << fmt(c["speedup"].get<double>()) << "x | "
+       << fmt(e["accuracy"]["residual"].get<double>(), 2) << " / " << fmt(best["accuracy"]["residual"].get<double>(), 2) << " | "
+       << fmt(e["accuracy"]["orthogonality"].get<double>(), 2) << " / " << fmt(best["accuracy"]["orthogonality"].get<double>(), 2)
+       << " | " << fmt(e["accuracy"]["value_error"].get<double>(), 2) << " / " << fmt(best["accuracy"]["value_error"].get<double>(), 2)
+       << " | " << fmt(e["device_bytes"].get<double>() / 1048576.0) << " / " << fmt(best["device_bytes"].get<double>() / 1048576.0)
+       << " |\n";
+  }
+  if (has("svd warm stream"))
+    md << "\n## SVD warm stream (A_s = A_{s-1} + 0.01 E, each step warm-started from the last V; cuSOLVER recomputes cold)\n\n"
+       << "| type | m x n | batch | steps | eigstream matrices/s | mean sweeps | best cuSOLVER cold | matrices/s | speedup |\n"
+       << "| --- | --- | --- | --- | --- | --- | --- | --- | --- |\n";
+  for (const auto& c : report["cases"]) {
+    if (c["case"] != "svd warm stream") continue;
+    const std::string best = c["best_cusolver"];
+    md << "| " << c["type"].get<std::string>() << " | " << c["m"] << " x " << c["n"] << " | " << c["count"] << " | "
+       << c["steps"] << " | " << fmt(c["eigstream"]["matrices_per_second"].get<double>(), 4) << " | "
+       << fmt(c["eigstream"]["mean_sweeps"].get<double>()) << " | " << best << " | "
+       << (best == "none" ? std::string("n/a") : fmt(c["cusolver_cold"][best]["matrices_per_second"].get<double>(), 4)) << " | "
+       << fmt(c["speedup"].get<double>()) << "x |\n";
+  }
   return md.str();
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
-  CLI::App app{"eigbench: eigstream's GPU EVD against cuSOLVER on identical inputs, in one run. Cases:\n"
+  CLI::App app{"eigbench: eigstream's GPU kernels against cuSOLVER on identical inputs, in one run. Cases:\n"
                "  cold: batches of covariance matrices (n = 8, 16, 32: 16384 matrices; 64: 4096) against\n"
                "        syevjBatched and XsyevBatched;\n"
                "  warm: a stream of covariances (batch 1024, forgetting 0.95), each step warm-started, against\n"
@@ -771,10 +1126,14 @@ int main(int argc, char** argv) {
                "  latency: one matrix at a time through the persistent solver, warm-started, against the\n"
                "        per-call cuSOLVER path (syevjBatched batch 1, Xsyevd): p50/p99 host to host;\n"
                "  submitters: host threads feeding the persistent solver one matrix at a time, against the\n"
-               "        batched kernel on the same matrices.\n"
+               "        batched kernel on the same matrices;\n"
+               "  svd: the batched SVD of data blocks (8x8, 16x16, 32x32: 16384 matrices; 64x64: 4096;\n"
+               "        1024x64: 256) against gesvdjBatched (m, n <= 32) and gesvdaStridedBatched, cold and\n"
+               "        as a warm stream.\n"
                "Prints markdown tables; --json and --markdown write the full results."};
-  std::string json_path, md_path, cases = "all";  // all: cold, warm, latency and submitters
+  std::string json_path, md_path, cases = "all";  // all: every case
   std::vector<int> sizes = {8, 16, 32, 64};
+  std::vector<std::string> svd_shapes = {"8x8", "16x16", "32x32", "64x64", "1024x64"};
   std::vector<std::string> types = {"float", "complex-float", "double"};
   Context ctx{};
   ctx.repeat = 5;
@@ -783,12 +1142,13 @@ int main(int argc, char** argv) {
   app.add_option("--json", json_path, "write the results as JSON to this file");
   app.add_option("--markdown", md_path, "write the markdown table to this file");
   int latency_items = 10000, threads = 4;
-  app.add_option("--cases", cases, "cold, warm, latency, submitters, or all")
-      ->check(CLI::IsMember({"cold", "warm", "latency", "submitters", "all"}));
+  app.add_option("--cases", cases, "cold, warm, latency, submitters, svd, or all")
+      ->check(CLI::IsMember({"cold", "warm", "latency", "submitters", "svd", "all"}));
   app.add_option("--latency-items", latency_items, "matrices timed one at a time in the latency case")
       ->check(CLI::PositiveNumber);
   app.add_option("--threads", threads, "host threads submitting in the submitters case")->check(CLI::PositiveNumber);
   app.add_option("--sizes", sizes, "matrix sizes n (<= 64)")->delimiter(',');
+  app.add_option("--svd-shapes", svd_shapes, "SVD shapes m x n (m >= n, n <= 64, m <= 1024)")->delimiter(',');
   app.add_option("--types", types, "float, complex-float, double, complex-double")->delimiter(',');
   app.add_option("--repeat", ctx.repeat, "timed repeats per path (median reported)")->check(CLI::PositiveNumber);
   app.add_option("--sample", ctx.sample, "matrices per case checked for accuracy")->check(CLI::PositiveNumber);
@@ -815,6 +1175,19 @@ int main(int argc, char** argv) {
     auto run_type = [&](const std::string& type, auto tag) {
       using T = decltype(tag);
       if (std::find(types.begin(), types.end(), type) == types.end()) return;
+      for (const std::string& shape : svd_shapes) {
+        if (cases != "svd" && cases != "all") break;
+        int m = 0, n = 0;
+        char x = 0;
+        std::istringstream in(shape);
+        if (!(in >> m >> x >> n) || x != 'x' || m < n || n < 1 || n > 64 || m > 1024)
+          throw std::runtime_error("--svd-shapes: '" + shape + "' is not m x n with 1 <= n <= m, n <= 64, m <= 1024");
+        const index_t count = m <= 32 ? 16384 : m <= 64 ? 4096 : 256;
+        std::cerr << "svd cold batch " << type << " " << shape << " x " << count << "\n";
+        report["cases"].push_back(svd_cold_case<T>(ctx, m, n, count));
+        std::cerr << "svd warm stream " << type << " " << shape << "\n";
+        report["cases"].push_back(svd_warm_case<T>(ctx, m, n, std::min<index_t>(count, 1024), steps));
+      }
       for (int n : sizes) {
         if (cases == "latency" || cases == "all") {
           std::cerr << "latency " << type << " n = " << n << "\n";
@@ -825,7 +1198,7 @@ int main(int argc, char** argv) {
           std::cerr << "submitters " << type << " n = " << n << " x " << count << "\n";
           report["cases"].push_back(submitters_case<T>(ctx, n, count, threads));
         }
-        if (cases == "latency" || cases == "submitters") continue;
+        if (cases == "latency" || cases == "submitters" || cases == "svd") continue;
         if (cases != "warm") {
           const index_t count = n <= 32 ? 16384 : 4096;
           std::cerr << "cold batch " << type << " n = " << n << " x " << count << "\n";

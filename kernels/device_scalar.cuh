@@ -4,6 +4,7 @@
 
 #include <cuda_runtime.h>
 
+#include <complex>
 #include <type_traits>
 
 namespace eigstream::kernels {
@@ -12,6 +13,10 @@ template <class R>
 struct Cx {
   R re, im;
 };
+
+// The device scalar for a host scalar: std::complex<R> becomes Cx<R>, real types stay.
+template <class T> struct DeviceScalar { using type = T; };
+template <class R> struct DeviceScalar<std::complex<R>> { using type = Cx<R>; };
 
 template <class S> struct RealOf { using type = S; };
 template <class R> struct RealOf<Cx<R>> { using type = R; };

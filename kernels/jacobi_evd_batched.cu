@@ -16,7 +16,6 @@ namespace eigstream::kernels {
 namespace {
 
 using evd::Args;
-using evd::DeviceScalar;
 using evd::GroupLayout;
 
 template <class S, int NMAX, int THREADS, int GROUPS>

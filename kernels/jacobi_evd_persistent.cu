@@ -40,7 +40,6 @@ using cuda::detail::Ring;
 using cuda::detail::load_acquire_system;
 using cuda::detail::store_release_system;
 using evd::Args;
-using evd::DeviceScalar;
 
 constexpr std::uint64_t kNone = ~std::uint64_t(0);
 constexpr int kBlockThreads = 128;

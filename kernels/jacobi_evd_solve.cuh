@@ -33,8 +33,6 @@
 namespace eigstream::kernels::evd {
 
 
-template <class T> struct DeviceScalar { using type = T; };
-template <class R> struct DeviceScalar<std::complex<R>> { using type = Cx<R>; };
 
 template <class S>
 struct Rot {

@@ -16,8 +16,6 @@ Backend resolve_backend(const char* op, Backend requested, bool kernel_fits, con
   const bool gpu = cuda::device_available();
   if (requested == Backend::automatic) return gpu && kernel_fits && count >= kAutoGpuMinBatch ? Backend::cuda : Backend::cpu;
   if (!gpu) throw Error(ErrorCode::cuda, std::string(op) + ": backend cuda was asked for, but no usable CUDA device was found");
-  if (!kernel_limits)
-    throw Error(ErrorCode::cuda, std::string(op) + ": there is no CUDA kernel for this operation yet; use backend cpu or auto");
   if (!kernel_fits)
     throw Error(ErrorCode::cuda, std::string(op) + ": the CUDA kernel does not take this problem (it takes " + kernel_limits +
                                      "); use backend cpu or auto");

@@ -12,7 +12,7 @@ namespace eigstream::detail {
 inline constexpr index_t kAutoGpuMinBatch = 16;
 
 // Returns Backend::cpu or Backend::cuda. Throws Error(cuda) when cuda is asked for and cannot run;
-// `kernel_limits` says what the kernels take, for that message (nullptr: no kernel for `op`).
+// `kernel_limits` says what the kernels take, for that message.
 Backend resolve_backend(const char* op, Backend requested, bool kernel_fits, const char* kernel_limits,
                         index_t count);
 

@@ -7,47 +7,14 @@
 #include <sstream>
 #include <vector>
 
-#include "cuda_check.hpp"
 #include "cuda_evd.hpp"
+#include "device_array.hpp"
 #include "eigstream/cuda.hpp"
 #include "eigstream/error.hpp"
 #include "eigstream_kernels/evd_batched.hpp"
 #include "validate.hpp"
 
 namespace eigstream {
-namespace {
-
-using detail::check_cuda;
-
-// Device memory owned for the duration of one host-path call, allocated and freed in stream order:
-// cudaFree would wait for the whole device, and a persistent solver's kernel never finishes.
-template <class T>
-class DeviceArray {
- public:
-  DeviceArray(std::size_t count, cudaStream_t stream) : count_(count), stream_(stream) {
-    if (count) check_cuda(cudaMallocAsync(reinterpret_cast<void**>(&data_), count * sizeof(T), stream), "evd: cudaMallocAsync");
-  }
-  ~DeviceArray() {
-    if (data_) cudaFreeAsync(data_, stream_);
-  }
-  DeviceArray(const DeviceArray&) = delete;
-  DeviceArray& operator=(const DeviceArray&) = delete;
-  T* get() const { return data_; }
-  void upload(const std::vector<T>& host, cudaStream_t stream) {
-    check_cuda(cudaMemcpyAsync(data_, host.data(), count_ * sizeof(T), cudaMemcpyHostToDevice, stream), "evd: copy to GPU");
-  }
-  void download(std::vector<T>& host, cudaStream_t stream) const {
-    host.resize(count_);
-    check_cuda(cudaMemcpyAsync(host.data(), data_, count_ * sizeof(T), cudaMemcpyDeviceToHost, stream), "evd: copy from GPU");
-  }
-
- private:
-  T* data_ = nullptr;
-  std::size_t count_;
-  cudaStream_t stream_;
-};
-
-}  // namespace
 
 namespace cuda {
 
@@ -98,7 +65,7 @@ void evd_batched(BatchView<const T> a, VectorBatchView<real_t<T>> values, BatchV
   args.symmetry_tol = eigstream::detail::symmetry_tolerance<T>(options);
   args.max_sweeps = options.max_sweeps;
   args.sort = options.sort;
-  check_cuda(kernels::launch_evd_batched(args, stream), "cuda::evd_batched: kernel launch");
+  eigstream::detail::check_cuda(kernels::launch_evd_batched(args, stream), "cuda::evd_batched: kernel launch");
 }
 
 }  // namespace detail

@@ -3,6 +3,7 @@
 // scaled by a power of two, applies the warm start (G <- G W0), orthogonalises the columns of G,
 // and reads singular values as column norms and the long-side vectors as normalised columns;
 // columns of rounding noise (see negligible_norm2) are completed to an orthonormal set instead.
+// With the cuda backend the same steps run in kernels/jacobi_svd_batched.cu (cuda_svd.cpp).
 #include <cmath>
 #include <complex>
 #include <limits>
@@ -11,6 +12,10 @@
 
 #include "backend.hpp"
 #include "batch.hpp"
+#if defined(EIGSTREAM_HAVE_CUDA)
+#include "cuda_svd.hpp"
+#include "eigstream/cuda.hpp"
+#endif
 #include "dense.hpp"
 #include "eigstream/error.hpp"
 #include "eigstream/svd.hpp"
@@ -155,12 +160,15 @@ void svd_batched(BatchView<const T> a, VectorBatchView<real_t<T>> s, BatchView<T
   check_batch(op, "U", u, m, k, a.count, false);
   check_batch(op, "V", v, n, k, a.count, false);
   check_batch(op, m >= n ? "warm start V0" : "warm start U0", warm_start, k, k, a.count, false);
-  svd_backend(m, n, a.count, options);
+  [[maybe_unused]] const Backend backend = svd_backend(m, n, a.count, options);
   if (k == 0 || a.count == 0) {
     // Nothing to rotate: an empty matrix is trivially converged.
     if (info) std::fill_n(info, a.count, SolveInfo{0, 0.0, true, false});
     return;
   }
+#if defined(EIGSTREAM_HAVE_CUDA)
+  if (backend == Backend::cuda) return svd_batched_cuda_from_host(a, s, u, v, info, options, warm_start);
+#endif
 
   const SvdCall<T> call{a, s, u, v, warm_start, options, tolerance<T>(options, true, std::max(m, n))};
   run_batch(
@@ -180,8 +188,14 @@ EIGSTREAM_INSTANTIATE(std::complex<double>)
 
 namespace eigstream {
 
-Backend svd_backend(index_t, index_t, index_t count, const Options& options) {
-  return detail::resolve_backend("svd", options.backend, false, nullptr, count);
+Backend svd_backend(index_t m, index_t n, index_t count, const Options& options) {
+#if defined(EIGSTREAM_HAVE_CUDA)
+  const bool fits = cuda::can_implement_svd(m, n, options);
+#else
+  const bool fits = false;
+  (void)m, (void)n;
+#endif
+  return detail::resolve_backend("svd", options.backend, fits, "min(m, n) <= 64 and max(m, n) <= 1024", count);
 }
 
 }  // namespace eigstream

@@ -5,6 +5,7 @@
 
 #include <cuda_runtime_api.h>
 
+#include <cstddef>
 #include <type_traits>
 
 #include "eigstream/options.hpp"
@@ -21,7 +22,24 @@ index_t max_evd_size();
 // Whether evd_batched below can solve this problem (n and options), before any work is queued.
 bool can_implement_evd(index_t n, const Options& options);
 
+// Largest k = min(m, n) and max(m, n) the batched SVD kernel takes.
+index_t max_svd_size();
+index_t max_svd_rows();
+
+// Whether svd_batched below can solve m x n problems, before any work is queued.
+bool can_implement_svd(index_t m, index_t n, const Options& options);
+
+// Bytes of device workspace svd_batched needs for count m x n matrices with these outputs (U and V
+// asked for or not) on the current device: 0 unless the working matrix, max(m, n) x min(m, n),
+// is too large for shared memory and the long side's vectors (U when m >= n, V when m < n) are not
+// asked for (when they are, their output buffer holds the working matrix).
+template <class T>
+std::size_t svd_workspace_size(index_t m, index_t n, index_t count, bool with_u, bool with_v);
+
 namespace detail {
+template <class T>
+void svd_batched(BatchView<const T> a, VectorBatchView<real_t<T>> s, BatchView<T> u, BatchView<T> v, SolveInfo* info,
+                 const Options& options, cudaStream_t stream, BatchView<const T> warm_start, void* workspace);
 template <class T>
 void evd_batched(BatchView<const T> a, VectorBatchView<real_t<T>> values, BatchView<T> vectors, SolveInfo* info,
                  const Options& options, cudaStream_t stream, BatchView<const T> warm_start);
@@ -37,6 +55,20 @@ void evd_batched(BatchView<A> a, VectorBatchView<real_t<A>> values, BatchView<st
                  SolveInfo* info, const Options& options, cudaStream_t stream,
                  BatchView<const std::remove_const_t<A>> warm_start = {}) {
   detail::evd_batched<std::remove_const_t<A>>(a, values, vectors, info, options, stream, warm_start);
+}
+
+// Batched thin SVD A = U diag(s) V^H by one-sided Jacobi (as eigstream::svd_batched: k = min(m, n)
+// values, U m x k and V n x k optional, m < n by transposition, the warm start k x k: V0 when
+// m >= n, U0 when m < n), all views, `info` and `workspace` in device memory. Sizes, strides and
+// options are checked here (Error invalid_argument, also when a needed workspace is missing); a
+// matrix with a NaN/Inf entry gets info.invalid_input and NaN outputs, the others are solved. The
+// warm start must be orthonormal (it is not checked on the GPU). The kernel always uses the
+// round-robin ordering. Errors of the launch throw Error(cuda).
+template <class A>
+void svd_batched(BatchView<A> a, VectorBatchView<real_t<A>> s, BatchView<std::remove_const_t<A>> u,
+                 BatchView<std::remove_const_t<A>> v, SolveInfo* info, const Options& options, cudaStream_t stream,
+                 BatchView<const std::remove_const_t<A>> warm_start = {}, void* workspace = nullptr) {
+  detail::svd_batched<std::remove_const_t<A>>(a, s, u, v, info, options, stream, warm_start, workspace);
 }
 
 }  // namespace eigstream::cuda

@@ -20,7 +20,9 @@ void svd_batched(BatchView<const T> a, VectorBatchView<real_t<T>> s, BatchView<T
                  SolveInfo* info, const Options& options, BatchView<const T> warm_start);
 }  // namespace detail
 
-// The backend svd_batched runs: the CPU for now (there is no CUDA SVD kernel yet).
+// The backend svd_batched runs: the GPU kernel (eigstream/cuda.hpp) for Backend::cuda, and for
+// Backend::automatic with a GPU, min(m, n) <= 64, max(m, n) <= 1024 and a batch of at least 16;
+// else the CPU.
 Backend svd_backend(index_t m, index_t n, index_t count, const Options& options);
 
 // A batch of m x n matrices. s: count vectors of k; u: empty or count m x k; v: empty or count n x k.
