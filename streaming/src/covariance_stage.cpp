@@ -17,7 +17,7 @@ CovarianceStage::CovarianceStage(std::string name, CovarianceStageConfig config)
 }
 
 void CovarianceStage::configure(StageContext& context) {
-  const std::size_t items = config_.pool_items > 0 ? config_.pool_items : context.items_in_flight() + 16;
+  const std::size_t items = config_.pool_items > 0 ? config_.pool_items : context.items_in_flight();
   pool_ = &context.make_pool<CovarianceItem>(items, std::size_t(estimate_.channels()),
                                              config_.keep_samples ? config_.block_samples : 0);
 }

@@ -389,3 +389,50 @@ TEST_CASE("stages: a block with a NaN sample is counted and skipped, and the str
     ++good;
   }
 }
+
+TEST_CASE("stages: with a hop of 3 the covariance stage emits every third estimate", "[stages]") {
+  const std::size_t channels = 8, block = 50, blocks = 10;
+  const auto samples = array_samples(block * blocks, 41);
+  auto config = exponential(channels, 0.7);
+  config.hop = 3;
+  const auto expected = direct_covariances(samples, channels, block, config.covariance);
+  const auto got = covariances(samples, channels, block, {}, config);
+  REQUIRE(got.size() == blocks / 3);
+  for (std::size_t i = 0; i < got.size(); ++i) {
+    CAPTURE(i);
+    CHECK(got[i].sequence == 3 * i + 2);
+    CHECK(got[i].r.data == expected[3 * i + 2].data);
+  }
+}
+
+TEST_CASE("stages: wrong settings and inputs are clear errors", "[stages]") {
+  const std::size_t channels = 8, block = 50;
+  const auto samples = array_samples(block * 4, 51);
+  auto zero_hop = per_block(channels);
+  zero_hop.hop = 0;
+  CHECK_THROWS_WITH(es::CovarianceStage("covariance", zero_hop), Catch::Contains("'covariance': hop is 0"));
+  es::BeamformStageConfig too_many;
+  too_many.sources = 8;
+  CHECK_THROWS_WITH(es::BeamformStage("beamform", too_many), Catch::Contains("8 sources need more than 8 elements"));
+  CHECK_THROWS_WITH(es::KltStage("klt", es::KltStageConfig{4, 10, eigstream::ComponentRule::fixed(5)}),
+                    Catch::Contains("keeps 5 components of 4 channels"));
+
+  // A KLT stage fed decompositions without the block's samples.
+  es::DecomposeStageConfig decompose_config;
+  decompose_config.channels = channels;
+  CHECK_THROWS_WITH(
+      run(samples, channels, block, {}, per_block(channels),
+          [&](es::Pipeline& pipeline, es::CovarianceStage& stage) {
+            auto& decompose = pipeline.add<es::DecomposeStage>("decompose", decompose_config);
+            auto& klt = pipeline.add<es::KltStage>("klt", es::KltStageConfig{channels, block});
+            auto& sink = pipeline.add<es::CallbackSink<es::KltItem>>("sink", [](const es::KltItem&) {});
+            pipeline.connect(stage, decompose);
+            pipeline.connect(decompose, klt);
+            pipeline.connect(klt, sink);
+          }),
+      Catch::Contains("KLT stage 'klt': block 0 carries no samples"));
+
+  // Blocks of 8 channels into a covariance stage set up for 4.
+  CHECK_THROWS_WITH(covariances(samples, channels, block, {}, per_block(4)),
+                    Catch::Contains("covariance stage 'covariance': block 0 has 8 channels, not 4"));
+}

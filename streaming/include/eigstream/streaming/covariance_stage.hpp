@@ -53,7 +53,7 @@ struct CovarianceStageConfig {
   std::size_t block_samples = 0;  // the largest block, when keep_samples
   std::size_t hop = 1;            // emit an estimate every hop blocks (skipped blocks always pass)
   bool keep_samples = false;      // copy each block's samples into its item (for KltStage)
-  std::size_t pool_items = 0;     // items allocated at start; 0: StageContext::items_in_flight() + 16
+  std::size_t pool_items = 0;     // items allocated at start; 0: StageContext::items_in_flight()
 };
 
 class CovarianceStage : public Transform<Block, CovarianceItem> {
