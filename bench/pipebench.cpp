@@ -14,6 +14,7 @@
 #include "machine.hpp"
 
 #include <chrono>
+#include <cstdint>
 #include <ctime>
 #include <fstream>
 #include <iostream>
@@ -38,6 +39,20 @@ struct Settings {
   double warmup = 1;
 };
 
+// Passes decompositions on and keeps the sum of their sweeps (read after the pipeline stopped).
+class SweepTap : public es::Transform<es::DecompositionItem, es::DecompositionItem> {
+ public:
+  using Transform::Transform;
+  std::uint64_t sweeps = 0, decompositions = 0;
+
+ protected:
+  void process(es::Handle<es::DecompositionItem> item) override {
+    sweeps += std::uint64_t(item->info.sweeps);
+    ++decompositions;
+    emit(std::move(item));
+  }
+};
+
 json run_case(const Settings& settings, const std::vector<es::sample_t>& signal, bool warm_start) {
   es::MemoryReaderOptions endless;
   endless.loop = true;
@@ -58,20 +73,22 @@ json run_case(const Settings& settings, const std::vector<es::sample_t>& signal,
       es::ReaderSourceOptions{settings.block_samples});
   auto& cov = pipeline.add<es::CovarianceStage>("covariance", covariance);
   auto& evd = pipeline.add<es::DecomposeStage>("evd", decompose);
+  auto& tap = pipeline.add<SweepTap>("sweeps");
   auto& mvdr = pipeline.add<es::BeamformStage>("mvdr", beamform);
   auto& sink = pipeline.add<es::CallbackSink<es::BeamformItem>>("sink", [](const es::BeamformItem&) {});
   const es::EdgeOptions edge{settings.queue, es::FullPolicy::block};
   pipeline.connect(source, cov, edge);
   pipeline.connect(cov, evd, edge);
-  pipeline.connect(evd, mvdr, edge);
+  pipeline.connect(evd, tap, edge);
+  pipeline.connect(tap, mvdr, edge);
   pipeline.connect(mvdr, sink, edge);
 
   pipeline.start();
   std::this_thread::sleep_for(std::chrono::duration<double>(settings.warmup));
-  const std::uint64_t before = pipeline.stats()[4].items;
+  const std::uint64_t before = pipeline.stats()[5].items;
   const Clock::time_point t0 = Clock::now();
   std::this_thread::sleep_for(std::chrono::duration<double>(settings.seconds));
-  const std::uint64_t after = pipeline.stats()[4].items;
+  const std::uint64_t after = pipeline.stats()[5].items;
   const double elapsed = std::chrono::duration<double>(Clock::now() - t0).count();
   pipeline.stop();
 
@@ -90,8 +107,9 @@ json run_case(const Settings& settings, const std::vector<es::sample_t>& signal,
           {"samples_per_second", blocks_per_second * double(settings.block_samples * settings.channels)},
           {"sample_bytes_per_second", blocks_per_second * double(settings.block_samples * settings.channels *
                                                                  sizeof(es::sample_t))},
-          {"latency_p50_us", stages[4]["latency_p50_us"]},
-          {"latency_p99_us", stages[4]["latency_p99_us"]},
+          {"latency_p50_us", stages[5]["latency_p50_us"]},
+          {"latency_p99_us", stages[5]["latency_p99_us"]},
+          {"mean_sweeps", double(tap.sweeps) / double(tap.decompositions)},
           {"dropped", dropped},
           {"malformed", malformed},
           {"stages", stages}};
@@ -108,14 +126,15 @@ std::string markdown(const json& report) {
      << s["block_samples"].get<std::size_t>() << " snapshots; covariance (exponential, lambda "
      << s["lambda"].get<double>() << ") -> EVD (CPU Jacobi) -> MVDR beam powers over 361 angles; queues of "
      << s["queue"].get<std::size_t>() << " blocks, block policy, " << s["seconds"].get<double>() << " s per case.\n\n"
-     << "| case | blocks/s | snapshots/s | samples/s (snapshots x channels) | MB/s of samples | p50 latency | p99 latency | dropped |\n"
-     << "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n";
+     << "| case | blocks/s | snapshots/s | samples/s (snapshots x channels) | MB/s of samples | p50 latency | p99 latency | mean sweeps | dropped |\n"
+     << "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n";
   for (const char* name : {"warm", "cold"}) {
     const json& c = report["cases"][name];
     md << "| " << name << " | " << c["blocks_per_second"].get<double>() << " | " << c["snapshots_per_second"].get<double>()
        << " | " << c["snapshots_per_second"].get<double>() * s["channels"].get<double>() << " | "
        << c["sample_bytes_per_second"].get<double>() / 1e6 << " | " << c["latency_p50_us"].get<double>() / 1e3
-       << " ms | " << c["latency_p99_us"].get<double>() / 1e3 << " ms | " << c["dropped"].get<std::uint64_t>() << " |\n";
+       << " ms | " << c["latency_p99_us"].get<double>() / 1e3 << " ms | " << c["mean_sweeps"].get<double>() << " | "
+       << c["dropped"].get<std::uint64_t>() << " |\n";
   }
   md << "\nLatency: from the source's output to the sink, over the whole run; per stage in the JSON.\n";
   return md.str();
