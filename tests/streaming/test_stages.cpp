@@ -436,3 +436,28 @@ TEST_CASE("stages: wrong settings and inputs are clear errors", "[stages]") {
   CHECK_THROWS_WITH(covariances(samples, channels, block, {}, per_block(4)),
                     Catch::Contains("covariance stage 'covariance': block 0 has 8 channels, not 4"));
 }
+
+TEST_CASE("stages: a decomposition that does not converge is skipped and never becomes the warm start", "[stages]") {
+  const std::size_t channels = 8, block = 100, blocks = 6;
+  const auto samples = array_samples(block * blocks, 61);
+  es::DecomposeStageConfig config;
+  config.channels = channels;
+  config.options.max_sweeps = 1;  // too few for a cold 8 x 8 solve
+  std::vector<DecompositionRecord> got;
+  const auto stats = run(samples, channels, block, {}, per_block(channels),
+                         [&](es::Pipeline& pipeline, es::CovarianceStage& stage) {
+                           auto& decompose = pipeline.add<es::DecomposeStage>("decompose", config);
+                           auto& sink = pipeline.add<es::CallbackSink<es::DecompositionItem>>(
+                               "sink", [&](const es::DecompositionItem& item) { got.push_back(record_of(item)); });
+                           pipeline.connect(stage, decompose);
+                           pipeline.connect(decompose, sink);
+                         });
+  REQUIRE(got.size() == blocks);
+  CHECK(stats[2].malformed == blocks);
+  for (const auto& r : got) {
+    CAPTURE(r.sequence);
+    CHECK((r.flags & es::item_skipped) != 0);
+    CHECK_FALSE(r.info.converged);
+    CHECK_FALSE(r.warm_started);
+  }
+}
