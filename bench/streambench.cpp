@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "eigstream/streaming/streaming.hpp"
+#include "machine.hpp"
 
 #include <unistd.h>
 
@@ -147,22 +148,6 @@ double memcpy_bandwidth(const std::vector<es::sample_t>& signal, std::size_t des
   const Clock::time_point t0 = Clock::now();
   copies = copy_for(settings.seconds);
   return static_cast<double>(copies * settings.block_bytes()) / seconds_since(t0);
-}
-
-std::string cpu_model() {
-  std::ifstream cpuinfo("/proc/cpuinfo");
-  for (std::string line; std::getline(cpuinfo, line);)
-    if (line.rfind("model name", 0) == 0) return line.substr(line.find(':') + 2);
-  return "unknown";
-}
-
-// How busy the machine was when the run began (other work slows every case): the 1-minute load
-// average and the threads runnable at that moment, from /proc/loadavg.
-json machine_load() {
-  double load = 0;
-  std::string skip, running;
-  std::ifstream("/proc/loadavg") >> load >> skip >> skip >> running;
-  return {{"load_average_1min", load}, {"runnable_threads", std::atoi(running.c_str())}};
 }
 
 std::string markdown(const json& report) {

@@ -1,0 +1,74 @@
+// CovarianceStage: turns blocks into covariance estimates (Covariance<float> of lib/, exponential
+// forgetting or a sliding window, optional diagonal loading), and CovarianceItem, what it emits.
+// A block holding a NaN or infinite sample is counted as malformed and leaves the estimate as it
+// was; it is passed on as an item flagged item_skipped with no matrix, so the stages downstream see
+// every block in order.
+#pragma once
+
+#include "eigstream/covariance.hpp"
+#include "eigstream/streaming/block.hpp"
+#include "eigstream/streaming/stage.hpp"
+
+#include <complex>
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace eigstream::streaming {
+
+// Bits of the processing stages' item flags, above the block's BlockFlag bits, which they keep.
+enum ItemFlag : std::uint32_t {
+  item_skipped = 1u << 8,  // the input was invalid (non-finite samples, a failed decomposition):
+                           // this item carries no result
+};
+
+struct CovarianceItem {
+  CovarianceItem(std::size_t channels, std::size_t samples_capacity)
+      : channels(channels), matrix(channels * channels), samples(channels * samples_capacity) {}
+  std::size_t bytes() const noexcept { return matrix.size() * sizeof(std::complex<float>); }
+  bool skipped() const noexcept { return (stamp.flags & item_skipped) != 0; }
+  // The channels x channels covariance, column-major, both triangles.
+  MatrixView<const std::complex<float>> covariance() const {
+    return {matrix.data(), index_t(channels), index_t(channels), index_t(channels)};
+  }
+  // The block's samples when the stage keeps them (channels x snapshots), else empty.
+  MatrixView<const sample_t> block() const {
+    return {snapshots > 0 ? samples.data() : nullptr, index_t(channels), index_t(snapshots), index_t(channels)};
+  }
+
+  Stamp stamp;                      // the block's, flags: its BlockFlag bits, ItemFlag bits
+  std::size_t channels;
+  std::uint64_t first_sample = 0;   // the block's samples in the stream: [first_sample, end_sample)
+  std::uint64_t end_sample = 0;
+  std::uint64_t blocks = 0;         // blocks in the estimate since the start
+  double effective_snapshots = 0;   // Covariance::effective_snapshots() (what MDL needs)
+  std::vector<std::complex<float>> matrix;
+  std::size_t snapshots = 0;        // samples kept (CovarianceStageConfig::keep_samples)
+  std::vector<sample_t> samples;
+};
+
+struct CovarianceStageConfig {
+  CovarianceConfig covariance;    // channels, mode, lambda or window, loading
+  std::size_t block_samples = 0;  // the largest block, when keep_samples
+  std::size_t hop = 1;            // emit an estimate every hop blocks (skipped blocks always pass)
+  bool keep_samples = false;      // copy each block's samples into its item (for KltStage)
+  std::size_t pool_items = 0;     // items allocated at start; 0: StageContext::items_in_flight()
+};
+
+class CovarianceStage : public Transform<Block, CovarianceItem> {
+ public:
+  CovarianceStage(std::string name, CovarianceStageConfig config);
+
+ protected:
+  void configure(StageContext& context) override;
+  void process(Handle<Block> block) override;
+
+ private:
+  CovarianceStageConfig config_;
+  Covariance<float> estimate_;
+  Pool<CovarianceItem>* pool_ = nullptr;
+  std::uint64_t since_emitted_ = 0;
+};
+
+}  // namespace eigstream::streaming
