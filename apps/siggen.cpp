@@ -103,7 +103,7 @@ const char* kSummaryHelp =
     "     an unreachable peer (the message on stderr starts with 'siggen: ')\n";
 
 std::string footer(const char* mode_text, bool spatial) {
-  return std::string("\n") + mode_text + "\n" + kOutputHelp + (spatial ? std::string("\n") + kSpatialHelp : "") +
+  return std::string("\n") + mode_text + "\n\n" + kOutputHelp + (spatial ? std::string("\n") + kSpatialHelp : "") +
          "\n" + kSummaryHelp;
 }
 

@@ -15,6 +15,7 @@
 #include "eigstream/streaming/file_io.hpp"
 #include "eigstream/streaming/sigmf.hpp"
 #include "eigstream/streaming/sigmf_spatial.hpp"
+#include "eigstream/streaming/tcp_io.hpp"
 #include "eigstream/streaming/udp_io.hpp"
 
 namespace io = eigstream::streaming;
@@ -179,5 +180,25 @@ TEST_CASE("siggen --udp: a UdpSampleReader receives the samples of the file path
   CHECK(rc == 0);
   CHECK(reader.counters().lost_samples == 0);
   CHECK(reader.counters().malformed == 0);
+  CHECK(received == reference);
+}
+
+TEST_CASE("siggen --tcp: a listening TcpSampleReader receives the samples of the file path", "[apps][siggen]") {
+  const std::string flags = "mixture --channels 5 --latent 2 --snr 25 --samples 5000 --seed 4 --block 777 --format ci16 ";
+  REQUIRE(siggen(flags + "--out " + work("tcp_reference.ci16")) == 0);
+  const std::vector<sample_t> reference = read_raw(work("tcp_reference.ci16"), io::SampleFormat::ci16_le, 5);
+  REQUIRE(reference.size() == 5000 * 5);
+
+  io::TcpReaderOptions o;
+  o.format = io::SampleFormat::ci16_le;
+  o.channels = 5;
+  o.reconnect = false;        // siggen's close ends the stream
+  o.idle_timeout_ms = 10000;  // a safety net
+  io::TcpSampleReader reader(o);
+  int rc = -1;
+  std::thread sender([&] { rc = siggen(flags + "--tcp 127.0.0.1:" + std::to_string(reader.port())); });
+  const std::vector<sample_t> received = read_all(reader);
+  sender.join();
+  CHECK(rc == 0);
   CHECK(received == reference);
 }
