@@ -686,9 +686,12 @@ json latency_case(Context& ctx, int n, int items, int warmup) {
     sample_v.insert(sample_v.end(), vk, vk + nn);
   };
 
-  {  // eigstream's persistent solver
+  // eigstream's persistent solver, in the latency mapping (a block per item) and the throughput one.
+  auto persistent = [&](bool block_per_item) {
+    sample_a.clear(), sample_w.clear(), sample_v.clear();
     eigstream::cuda::PersistentOptions o;
     o.max_n = n;
+    o.block_per_item = block_per_item;
     eigstream::cuda::PersistentSolver<T> solver(o);
     std::vector<double> us;
     double sweeps = 0;
@@ -709,11 +712,16 @@ json latency_case(Context& ctx, int n, int items, int warmup) {
       if (is_sample(k)) keep_sample(k, v_out);
     }
     const auto c = solver.counters();
+    solver.shutdown();
     const index_t samples = index_t(sample_w.size() / std::size_t(n));
-    out["eigstream"] = {{"path", "PersistentSolver, mapped pinned memory"}, {"latency", percentiles(us).to_json()},
-                        {"mean_sweeps", sweeps / items}, {"failed", c.failed}, {"consumers", solver.consumers()},
-                        {"accuracy", measure<T>(sample_a, sample_w, sample_v, n, samples).to_json()}};
-  }
+    return json{{"path", std::string("PersistentSolver, mapped pinned memory, ") +
+                             (block_per_item ? "a block per item" : "a warp per item (n <= 32)")},
+                {"latency", percentiles(us).to_json()}, {"mean_sweeps", sweeps / items}, {"failed", c.failed},
+                {"consumers", solver.consumers()},
+                {"accuracy", measure<T>(sample_a, sample_w, sample_v, n, samples).to_json()}};
+  };
+  out["eigstream"] = persistent(true);
+  out["eigstream_throughput_mapping"] = persistent(false);
   json cusolver = json::array();
   for (const std::string& routine : CusolverEvd<T>::single_routines(n)) {
     CusolverEvd<T> solver(ctx.solver, routine, n, 1);
@@ -1056,15 +1064,19 @@ std::string markdown(const json& report) {
   }
   if (has("latency"))
     md << "\n## Latency (one matrix at a time, warm-started from the previous result; host submit to result on the host)\n\n"
-     << "| type | n | items | eigstream p50 / p99 us | mean sweeps | cuSOLVER routine | p50 / p99 us | p99 ratio |\n"
-     << "| --- | --- | --- | --- | --- | --- | --- | --- |\n";
+     << "| type | n | items | eigstream p50 / p99 us (block per item) | mean sweeps | orthogonality | p50 / p99 us (warp per item) | cuSOLVER routine | p50 / p99 us | p99 ratio |\n"
+     << "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |\n";
   for (const auto& c : report["cases"]) {
     if (c["case"] != "latency") continue;
     const auto& e = c["eigstream"]["latency"];
+    const auto& t = c["eigstream_throughput_mapping"]["latency"];
     for (const auto& r : c["cusolver"])
       md << "| " << c["type"].get<std::string>() << " | " << c["n"] << " | " << c["items"] << " | "
          << fmt(e["p50_us"].get<double>()) << " / " << fmt(e["p99_us"].get<double>()) << " | "
-         << fmt(c["eigstream"]["mean_sweeps"].get<double>()) << " | " << r["routine"].get<std::string>() << " | "
+         << fmt(c["eigstream"]["mean_sweeps"].get<double>()) << " | "
+         << fmt(c["eigstream"]["accuracy"]["orthogonality"].get<double>(), 2) << " | "
+         << fmt(t["p50_us"].get<double>()) << " / " << fmt(t["p99_us"].get<double>()) << " | "
+         << r["routine"].get<std::string>() << " | "
          << fmt(r["latency"]["p50_us"].get<double>()) << " / " << fmt(r["latency"]["p99_us"].get<double>()) << " | "
          << fmt(r["latency"]["p99_us"].get<double>() / e["p99_us"].get<double>()) << "x |\n";
   }

@@ -10,10 +10,14 @@
 // to 1 us between scans and consumers up to idle_sleep_ns between polls.
 //
 // Thread mapping: the kernel is compiled for NMAX, the smallest of {4, 8, 16, 32, 64} holding the
-// solver's max_n, and pads smaller items. A consumer is a warp for NMAX <= 32 (four per block of 128
-// threads; the register solve on lanes 0 .. NMAX-1, or the warp's shared-memory solve for complex
-// double at 32), or a block of 128 threads for NMAX = 64 (the shared-memory solve). The consumer's
-// leader (its thread 0) claims, copies the item into shared memory and publishes completion.
+// solver's max_n, and pads smaller items, and for one of two consumer shapes:
+//  - throughput (default): a warp for NMAX <= 32 (four per block of 128 threads; the register solve
+//    on lanes 0 .. NMAX-1, or the warp's shared-memory solve for complex double at 32), a block of
+//    128 threads for NMAX = 64 (the shared-memory solve); many items are solved at once, each slowly;
+//  - block per item (latency): a block of NMAX^2 / 2 threads (32 to 1024), the shared-memory solve
+//    with one thread per rotation and per (row, pair) of a step, so one item finishes soonest.
+// The consumer's leader (its thread 0) claims, copies the item into shared memory and publishes
+// completion.
 //
 // Memory ordering: the poller reads slot states with acquire at system scope and publishes
 // `visible` with release at device scope; consumers read it with acquire, so the item they then read
@@ -42,7 +46,13 @@ using cuda::detail::store_release_system;
 using evd::Args;
 
 constexpr std::uint64_t kNone = ~std::uint64_t(0);
-constexpr int kBlockThreads = 128;
+
+// Threads of a consumer and of a block, per NMAX and shape (see the file comment).
+constexpr int item_block_threads(int nmax) { return nmax * nmax / 2 < 32 ? 32 : nmax * nmax / 2 > 1024 ? 1024 : nmax * nmax / 2; }
+template <int NMAX, bool BLOCK_PER_ITEM>
+inline constexpr int kConsumerThreads = BLOCK_PER_ITEM ? item_block_threads(NMAX) : NMAX <= 32 ? 32 : 128;
+template <int NMAX, bool BLOCK_PER_ITEM>
+inline constexpr int kBlockThreads = BLOCK_PER_ITEM ? kConsumerThreads<NMAX, true> : 128;
 
 __device__ __forceinline__ std::uint64_t load_volatile(const std::uint64_t* p) {
   return *reinterpret_cast<const volatile std::uint64_t*>(p);
@@ -112,43 +122,39 @@ __device__ bool drained(const PersistentEvdArgs<T>& args) {
          load_volatile(args.rings[1].head) >= load_volatile(&args.visible[1]);
 }
 
-// A consumer is a warp for NMAX <= 32 and a block for NMAX = 64.
-template <int NMAX>
-inline constexpr int kConsumerThreads = NMAX <= 32 ? 32 : kBlockThreads;
-
-// Register solves where a row fits (see evd::kRegistersFit), the shared-memory solve otherwise.
-template <class S, int NMAX>
-inline constexpr bool kInRegisters = NMAX <= 32 && evd::kRegistersFit<S, NMAX>;
+// Register solves by warps where a row fits (see evd::kRegistersFit), the shared-memory solve otherwise.
+template <class S, int NMAX, bool BLOCK_PER_ITEM>
+inline constexpr bool kInRegisters = !BLOCK_PER_ITEM && NMAX <= 32 && evd::kRegistersFit<S, NMAX>;
 
 // Shared memory of one consumer: the claimed item, then the solve's scratch.
-template <class S, int NMAX>
+template <class S, int NMAX, bool BLOCK_PER_ITEM>
 constexpr std::size_t consumer_bytes() {
   std::size_t solve = evd::GroupLayout<S, NMAX>::bytes(true);
-  if constexpr (kInRegisters<S, NMAX>)
+  if constexpr (kInRegisters<S, NMAX, BLOCK_PER_ITEM>)
     solve = sizeof(evd::RegisterScratch<S, NMAX>) + evd::align16(sizeof(S) * NMAX * (NMAX + 1));
   return evd::align16(sizeof(EvdItem<std::complex<double>>)) + evd::align16(solve);
 }
 
 // One item, by a consumer: lanes 0 .. NMAX-1 of a warp, a warp, or a block.
-template <class S, int NMAX>
+template <class S, int NMAX, bool BLOCK_PER_ITEM>
 __device__ SolveInfo solve_item(const Args<S>& args, int lane, char* work) {
-  if constexpr (kInRegisters<S, NMAX>) {
+  if constexpr (kInRegisters<S, NMAX, BLOCK_PER_ITEM>) {
     if (lane >= NMAX) return {};
     auto& scratch = *reinterpret_cast<evd::RegisterScratch<S, NMAX>*>(work);
     S* warm = reinterpret_cast<S*>(work + evd::align16(sizeof(evd::RegisterScratch<S, NMAX>)));
     return evd::solve_in_registers<S, NMAX>(args, 0, lane, NMAX == 32 ? 0xffffffffu : (1u << NMAX) - 1u, scratch,
                                             warm);
   } else {
-    return evd::solve_in_shared<S, NMAX, kConsumerThreads<NMAX>>(args, 0, work, lane);
+    return evd::solve_in_shared<S, NMAX, kConsumerThreads<NMAX, BLOCK_PER_ITEM>>(args, 0, work, lane);
   }
 }
 
-template <class T, int NMAX>
-__global__ void __launch_bounds__(kBlockThreads) persistent_evd_kernel(PersistentEvdArgs<T> args) {
+template <class T, int NMAX, bool BLOCK_PER_ITEM>
+__global__ void __launch_bounds__(kBlockThreads<NMAX, BLOCK_PER_ITEM>) persistent_evd_kernel(PersistentEvdArgs<T> args) {
   using S = typename DeviceScalar<T>::type;
   using R = real_of<S>;
-  constexpr int THREADS = kConsumerThreads<NMAX>;
-  constexpr int kConsumers = kBlockThreads / THREADS;
+  constexpr int THREADS = kConsumerThreads<NMAX, BLOCK_PER_ITEM>;
+  constexpr int kConsumers = kBlockThreads<NMAX, BLOCK_PER_ITEM> / THREADS;
   if (blockIdx.x == 0) {  // the poller's block, first so that it is always resident
     if (threadIdx.x < 32) poll_rings(args);
     return;
@@ -157,7 +163,7 @@ __global__ void __launch_bounds__(kBlockThreads) persistent_evd_kernel(Persisten
   const int group = threadIdx.x / THREADS;
   const int lane = threadIdx.x % THREADS;
   const ThreadGroup<THREADS> g{lane, nullptr};
-  char* mine = smem + group * consumer_bytes<S, NMAX>();
+  char* mine = smem + group * consumer_bytes<S, NMAX, BLOCK_PER_ITEM>();
   auto* item = reinterpret_cast<EvdItem<T>*>(mine);
   char* work = mine + evd::align16(sizeof(EvdItem<std::complex<double>>));
   __shared__ std::uint64_t claimed_all[kConsumers];
@@ -216,7 +222,7 @@ __global__ void __launch_bounds__(kBlockThreads) persistent_evd_kernel(Persisten
       g.sync();
       const Args<S> one{a, n, 0, w, 0, v, n, 0, in_v0 ? v0 : nullptr, n, 0, it.info, n, 1,
                         R(args.tol), R(args.symmetry_tol), args.max_sweeps, args.sort};
-      const SolveInfo info = solve_item<S, NMAX>(one, lane, work);
+      const SolveInfo info = solve_item<S, NMAX, BLOCK_PER_ITEM>(one, lane, work);
       g.sync();
       for (int i = lane; i < n; i += THREADS) it.values[i] = w[i];
       if (it.vectors) {
@@ -242,50 +248,59 @@ __global__ void ticket_wait_kernel(const std::uint64_t* state, std::uint64_t tic
   while (!cuda::detail::finished(load_acquire_system(state), ticket, capacity)) __nanosleep(1000);
 }
 
-template <class T, int NMAX>
+template <class T, int NMAX, bool BLOCK_PER_ITEM>
 cudaError_t shape_of(PersistentShape* shape) {
   using S = typename DeviceScalar<T>::type;
-  auto kernel = persistent_evd_kernel<T, NMAX>;
-  constexpr int kConsumers = kBlockThreads / kConsumerThreads<NMAX>;
-  const std::size_t bytes = consumer_bytes<S, NMAX>() * kConsumers;
+  auto kernel = persistent_evd_kernel<T, NMAX, BLOCK_PER_ITEM>;
+  constexpr int kThreads = kBlockThreads<NMAX, BLOCK_PER_ITEM>;
+  constexpr int kConsumers = kThreads / kConsumerThreads<NMAX, BLOCK_PER_ITEM>;
+  const std::size_t bytes = consumer_bytes<S, NMAX, BLOCK_PER_ITEM>() * kConsumers;
   cudaError_t status = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(bytes));
   if (status != cudaSuccess) return status;
-  shape->threads_per_block = kBlockThreads;
+  shape->threads_per_block = kThreads;
   shape->consumers_per_block = kConsumers;
   shape->shared_bytes = bytes;
   // A, V0 and V of NMAX x NMAX and NMAX eigenvalues, in 16-byte units.
   shape->staging_stride = (3 * sizeof(S) * NMAX * NMAX + sizeof(real_of<S>) * NMAX + 15) / 16 * 16 / sizeof(T);
-  return cudaOccupancyMaxActiveBlocksPerMultiprocessor(&shape->blocks_per_sm, kernel, kBlockThreads, bytes);
+  return cudaOccupancyMaxActiveBlocksPerMultiprocessor(&shape->blocks_per_sm, kernel, kThreads, bytes);
 }
 
-template <class T, int NMAX>
+template <class T, int NMAX, bool BLOCK_PER_ITEM>
 cudaError_t launch(const PersistentEvdArgs<T>& args, int blocks, cudaStream_t stream) {
   PersistentShape shape;
-  cudaError_t status = shape_of<T, NMAX>(&shape);
+  cudaError_t status = shape_of<T, NMAX, BLOCK_PER_ITEM>(&shape);
   if (status != cudaSuccess) return status;
-  persistent_evd_kernel<T, NMAX><<<blocks + 1, kBlockThreads, shape.shared_bytes, stream>>>(args);  // + the poller
+  persistent_evd_kernel<T, NMAX, BLOCK_PER_ITEM>
+      <<<blocks + 1, shape.threads_per_block, shape.shared_bytes, stream>>>(args);  // + the poller
   return cudaGetLastError();
 }
 
-// Calls f(std::integral_constant<int, NMAX>) for the smallest NMAX in {4, 8, 16, 32, 64} holding
-// max_n: the kernel is compiled for these, and items of size n <= NMAX are padded.
+// Calls f(std::integral_constant<int, NMAX>, std::bool_constant<BLOCK_PER_ITEM>) for the smallest
+// NMAX in {4, 8, 16, 32, 64} holding max_n: the kernel is compiled for these, and items of size
+// n <= NMAX are padded.
 template <class F>
-cudaError_t with_nmax(int max_n, F&& f) {
+cudaError_t with_shape(int max_n, bool block_per_item, F&& f) {
   if (max_n < 1 || max_n > kEvdMaxN) return cudaErrorInvalidValue;
-  if (max_n <= 4) return f(std::integral_constant<int, 4>{});
-  if (max_n <= 8) return f(std::integral_constant<int, 8>{});
-  if (max_n <= 16) return f(std::integral_constant<int, 16>{});
-  if (max_n <= 32) return f(std::integral_constant<int, 32>{});
-  return f(std::integral_constant<int, 64>{});
+  auto with_nmax = [&](auto block) {
+    if (max_n <= 4) return f(std::integral_constant<int, 4>{}, block);
+    if (max_n <= 8) return f(std::integral_constant<int, 8>{}, block);
+    if (max_n <= 16) return f(std::integral_constant<int, 16>{}, block);
+    if (max_n <= 32) return f(std::integral_constant<int, 32>{}, block);
+    return f(std::integral_constant<int, 64>{}, block);
+  };
+  return block_per_item ? with_nmax(std::true_type{}) : with_nmax(std::false_type{});
 }
 
 template <class T>
 cudaError_t load_for() {
   PersistentShape shape;
-  for (int max_n : {4, 8, 16, 32, 64}) {
-    const cudaError_t status = with_nmax(max_n, [&](auto nmax) { return shape_of<T, decltype(nmax)::value>(&shape); });
-    if (status != cudaSuccess) return status;
-  }
+  for (bool block_per_item : {false, true})
+    for (int max_n : {4, 8, 16, 32, 64}) {
+      const cudaError_t status = with_shape(max_n, block_per_item, [&](auto nmax, auto block) {
+        return shape_of<T, decltype(nmax)::value, decltype(block)::value>(&shape);
+      });
+      if (status != cudaSuccess) return status;
+    }
   return cudaSuccess;
 }
 
@@ -300,13 +315,17 @@ cudaError_t load_persistent_evd_kernels() {
 }
 
 template <class T>
-cudaError_t persistent_evd_shape(int max_n, PersistentShape* shape) {
-  return with_nmax(max_n, [&](auto nmax) { return shape_of<T, decltype(nmax)::value>(shape); });
+cudaError_t persistent_evd_shape(int max_n, bool block_per_item, PersistentShape* shape) {
+  return with_shape(max_n, block_per_item, [&](auto nmax, auto block) {
+    return shape_of<T, decltype(nmax)::value, decltype(block)::value>(shape);
+  });
 }
 
 template <class T>
 cudaError_t launch_persistent_evd(const PersistentEvdArgs<T>& args, int blocks, cudaStream_t stream) {
-  return with_nmax(args.max_n, [&](auto nmax) { return launch<T, decltype(nmax)::value>(args, blocks, stream); });
+  return with_shape(args.max_n, args.block_per_item, [&](auto nmax, auto block) {
+    return launch<T, decltype(nmax)::value, decltype(block)::value>(args, blocks, stream);
+  });
 }
 
 cudaError_t launch_ticket_wait(const std::uint64_t* state, std::uint64_t ticket, std::uint64_t capacity,
@@ -316,7 +335,7 @@ cudaError_t launch_ticket_wait(const std::uint64_t* state, std::uint64_t ticket,
 }
 
 #define EIGSTREAM_INSTANTIATE(T)                                                   \
-  template cudaError_t persistent_evd_shape<T>(int, PersistentShape*);             \
+  template cudaError_t persistent_evd_shape<T>(int, bool, PersistentShape*);             \
   template cudaError_t launch_persistent_evd<T>(const PersistentEvdArgs<T>&, int, cudaStream_t);
 EIGSTREAM_INSTANTIATE(float)
 EIGSTREAM_INSTANTIATE(double)

@@ -8,7 +8,10 @@
 // step applied as A <- A J (columns) then A <- J^H A (rows), the update split of eqs. 8-10 without
 // the intermediate matrix in device memory. Per-matrix convergence test off(A) <= tol * ||A||_F at
 // the start of every sweep, and early exit. Rotations below tol * ||A||_F / n are skipped. Warm start:
-// B = V0^H A V0 formed on chip, sweeps on B, V = V0 J.
+// B = V0^H A V0 formed on chip, sweeps on B, V = V0 J, then one Newton-Schulz step
+// V <- V (3I - V^H V) / 2, which takes V^H V - I = E to O(E^2): V0 J is only as orthonormal as V0,
+// so without it a chain of warm starts (each V the next V0) drifts from orthonormality by about
+// n * eps per link. A cold V = J needs only unit columns.
 //
 // solve_in_shared's memory: A and V (and, with a warm start, a product buffer) live in shared memory,
 // column-major with an odd leading dimension (n | 1) against bank conflicts on row accesses. The input
@@ -245,22 +248,40 @@ __device__ SolveInfo solve_in_shared(const Args<S>& args, index_t b, char* smem,
     }
   }
 
-  if (want_v) {  // unit columns: see normalise_v in jacobi_evd_registers.cuh
+  // Eigenvalues, unscaled; A is free from here on.
+  for (int i = lane; i < n; i += THREADS) w[i] = scalbn(re(A[i + i * ld]), -exponent);
+  g.sync();
+  S* v_out = V;
+  if (warm) {  // V0 J is only as orthonormal as V0: one Newton-Schulz step (file comment)
+    for (int idx = lane; idx < n * n; idx += THREADS) {  // P = V^H V
+      const int i = idx % n, j = idx / n;
+      S sum = from_real<S>(R(0));
+      for (int k = 0; k < n; ++k) sum += conj_mul(V[k + i * ld], V[k + j * ld]);
+      P[i + j * ld] = sum;
+    }
+    g.sync();
+    for (int idx = lane; idx < n * n; idx += THREADS) {  // V (3I - P) / 2, into A
+      const int i = idx % n, j = idx / n;
+      S sum = from_real<S>(R(0));
+      for (int k = 0; k < n; ++k) sum += V[i + k * ld] * P[k + j * ld];
+      A[i + j * ld] = R(1.5) * V[i + j * ld] - R(0.5) * sum;
+    }
+    v_out = A;
+  } else if (want_v) {  // unit columns: see normalise_v in jacobi_evd_registers.cuh
+    R* scale = reinterpret_cast<R*>(A);
     for (int j = lane; j < n; j += THREADS) {
       R norm2 = 0;
       for (int i = 0; i < n; ++i) norm2 += abs2(V[i + j * ld]);
-      w[j] = norm2 > R(0) ? R(1) / sqrt(norm2) : R(1);
+      scale[j] = norm2 > R(0) ? R(1) / sqrt(norm2) : R(1);
     }
     g.sync();
     for (int idx = lane; idx < n * n; idx += THREADS) {
       const int i = idx % n, j = idx / n;
-      V[i + j * ld] = w[j] * V[i + j * ld];
+      V[i + j * ld] = scale[j] * V[i + j * ld];
     }
-    g.sync();
   }
-  // Eigenvalues, unscaled, and their places in the requested order (ties keep index order).
-  for (int i = lane; i < n; i += THREADS) w[i] = scalbn(re(A[i + i * ld]), -exponent);
   g.sync();
+  // The eigenvalues' places in the requested order (ties keep index order).
   for (int i = lane; i < n; i += THREADS) {
     int r = i;
     if (args.sort != Sort::none) {
@@ -277,7 +298,7 @@ __device__ SolveInfo solve_in_shared(const Args<S>& args, index_t b, char* smem,
   if (args.vectors)
     for (int idx = lane; idx < n * n; idx += THREADS) {
       const int i = idx % n, j = idx / n;
-      args.vectors[b * args.stride_v + i + index_t(rank[j]) * args.ldv] = V[i + j * ld];
+      args.vectors[b * args.stride_v + i + index_t(rank[j]) * args.ldv] = v_out[i + j * ld];
     }
   const SolveInfo info{sweeps, norm > R(0) ? double(off / norm) : 0.0, off <= target, false};
   if (lane == 0) args.info[b] = info;
@@ -389,7 +410,35 @@ __device__ __forceinline__ SolveInfo solve_in_registers(const Args<S>& args, ind
     for (int step = 0; step < NMAX - 1; ++step) m.step(rot, negligible);
   }
 
-  m.normalise_v();
+  if (v0) {  // one Newton-Schulz step, as solve_in_shared: V <- V (3I - V^H V) / 2
+    S* p = warm_buffer;
+#pragma unroll
+    for (int j = 0; j < NMAX; ++j) p[lane * kLd + j] = m.v[j];
+    __syncwarp(mask);
+    S row[NMAX];
+#pragma unroll
+    for (int j = 0; j < NMAX; ++j) {  // row `lane` of V^H V
+      S sum = zero;
+      for (int k = 0; k < NMAX; ++k) sum += conj_mul(p[k * kLd + lane], p[k * kLd + j]);
+      row[j] = sum;
+    }
+    __syncwarp(mask);
+#pragma unroll
+    for (int j = 0; j < NMAX; ++j) p[lane * kLd + j] = row[j];
+    __syncwarp(mask);
+#pragma unroll
+    for (int j = 0; j < NMAX; ++j) {
+      S sum = zero;
+#pragma unroll
+      for (int k = 0; k < NMAX; ++k) sum += m.v[k] * p[k * kLd + j];
+      row[j] = R(1.5) * m.v[j] - R(0.5) * sum;
+    }
+#pragma unroll
+    for (int j = 0; j < NMAX; ++j) m.v[j] = row[j];
+    __syncwarp(mask);
+  } else {
+    m.normalise_v();
+  }
 
   // Eigenvalues by seat (column j of V is the eigenvector of the row now in seat j), their places in
   // the requested order (padding excluded), and the output.

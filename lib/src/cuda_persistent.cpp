@@ -129,7 +129,7 @@ PersistentSolver<T>::PersistentSolver(const PersistentOptions& options) : state_
   check_cuda(cudaGetDevice(&device), op);
   check_cuda(cudaDeviceGetAttribute(&sm_count, cudaDevAttrMultiProcessorCount, device), op);
   kernels::PersistentShape shape;
-  check_cuda(kernels::persistent_evd_shape<T>(options.max_n, &shape), "PersistentSolver: kernel shape");
+  check_cuda(kernels::persistent_evd_shape<T>(options.max_n, options.block_per_item, &shape), "PersistentSolver: kernel shape");
   if (shape.blocks_per_sm < 1) throw Error(ErrorCode::cuda, std::string(op) + ": the kernel does not fit on an SM");
   const int sms = options.sms ? options.sms : std::max(1, sm_count - 1);
   if (sms > sm_count)
@@ -169,6 +169,7 @@ PersistentSolver<T>::PersistentSolver(const PersistentOptions& options) : state_
   a.staging_stride = shape.staging_stride;
   a.counters = device_pointer(s.counters, op);
   a.max_n = options.max_n;
+  a.block_per_item = options.block_per_item;
   a.tol = eigstream::detail::tolerance<T>(options.solve, false, options.max_n);
   a.symmetry_tol = eigstream::detail::symmetry_tolerance<T>(options.solve);
   a.max_sweeps = options.solve.max_sweeps;

@@ -81,9 +81,10 @@ struct Items {
   std::vector<real_t<T>> values(index_t b) const { return {&w[std::size_t(b * n)], &w[std::size_t((b + 1) * n)]}; }
 };
 
-PersistentOptions options_for(int max_n) {
+PersistentOptions options_for(int max_n, bool block_per_item = false) {
   PersistentOptions o;
   o.max_n = max_n;
+  o.block_per_item = block_per_item;
   return o;
 }
 
@@ -100,11 +101,12 @@ TEMPLATE_TEST_CASE("gpu persistent: results equal the batched kernel's on the ha
                    double, std::complex<float>, std::complex<double>) {
   using T = TestType;
   const index_t n = GENERATE(1, 2, 5, 8, 13, 16, 32, 33, 64);
+  const bool block_per_item = GENERATE(false, true);
   std::vector<Matrix<T>> ms;
   for (EvdCase c : all_evd_cases()) ms.push_back(evd_case<T>(c, n, 2000 + std::uint64_t(n)));
   Items<T> items(ms);
   {
-    PersistentSolver<T> solver(options_for(int(n)));
+    PersistentSolver<T> solver(options_for(int(n), block_per_item));
     std::vector<Ticket> tickets;
     for (index_t b = 0; b < items.count; ++b) tickets.push_back(*solver.submit(items.item(b)));
     for (const Ticket& t : tickets) REQUIRE(solver.wait(t) == ItemState::done);
@@ -123,10 +125,15 @@ TEMPLATE_TEST_CASE("gpu persistent: results equal the batched kernel's on the ha
                          eigstream::vectors(batch_w.data(), n, items.count),
                          eigstream::batch(batch_v.data(), n, n, items.count), batch_info.data(), gpu);
   for (index_t b = 0; b < items.count; ++b) {
-    INFO(type_name<T>() << " n = " << n << " case " << to_string(all_evd_cases()[std::size_t(b)]));
+    INFO(type_name<T>() << " n = " << n << " case " << to_string(all_evd_cases()[std::size_t(b)])
+                        << (block_per_item ? " block per item" : ""));
     const SolveInfo& s = items.info[std::size_t(b)];
     REQUIRE(s.converged);
-    CHECK(s.sweeps == batch_info[std::size_t(b)].sweeps);
+    // The same solve code, unless the batched kernel solved in registers and the item had a block:
+    // the register solve visits the pairs in another order, which on graded, rank-deficient and
+    // repeated spectra took up to two sweeps more or less (H100, 2026-11-22).
+    if (block_per_item) CHECK(std::abs(s.sweeps - batch_info[std::size_t(b)].sweeps) <= 2);
+    else CHECK(s.sweeps == batch_info[std::size_t(b)].sweeps);
     const std::vector<real_t<T>> w = items.values(b);
     const double scale = std::abs(double(batch_w[std::size_t(b * n)])) + std::abs(double(batch_w[std::size_t(b * n + n - 1)]));
     for (index_t k = 0; k < n; ++k) CHECK(std::abs(double(w[std::size_t(k)] - batch_w[std::size_t(b * n + k)])) <= 2 * n * eps<T>() * scale);
@@ -139,9 +146,11 @@ TEMPLATE_TEST_CASE("gpu persistent: results equal the batched kernel's on the ha
 TEST_CASE("gpu persistent: warm start from the previous result", "[gpu][persistent]") {
   using T = std::complex<float>;
   const index_t n = 32;
+  const bool block_per_item = GENERATE(false, true);
+  INFO((block_per_item ? "block per item" : "warp per item"));
   const Matrix<T> a = evd_case<T>(EvdCase::covariance, n, 71);
   Items<T> items({a, perturb_hermitian(a, 0.01, true, 72)});
-  PersistentSolver<T> solver(options_for(32));
+  PersistentSolver<T> solver(options_for(32, block_per_item));
   REQUIRE(solver.wait(*solver.submit(items.item(0))) == ItemState::done);
   std::copy_n(&items.v[0], n * n, &items.warm[std::size_t(n * n)]);
   REQUIRE(solver.wait(*solver.submit(items.item(1, true))) == ItemState::done);

@@ -23,6 +23,7 @@ struct PersistentEvdArgs {
   std::size_t staging_stride;
   cuda::detail::ConsumerCounters* counters;  // mapped host memory, one per consumer
   int max_n = 0;                             // <= 32: a warp per item; <= 64: a block per item
+  bool block_per_item = false;               // a block of max_n^2 / 2 threads per item, whatever max_n
   double tol = 0, symmetry_tol = 0;
   int max_sweeps = 0;
   Sort sort = Sort::descending;
@@ -31,7 +32,7 @@ struct PersistentEvdArgs {
 
 struct PersistentShape {
   int threads_per_block = 0;
-  int consumers_per_block = 0;  // warps (max_n <= 32) or 1 (max_n <= 64)
+  int consumers_per_block = 0;  // warps (max_n <= 32), or 1 (max_n <= 64 or block_per_item)
   std::size_t shared_bytes = 0;
   int blocks_per_sm = 0;        // the most that fit, from the occupancy calculator
   std::size_t staging_stride = 0;  // scalars of device memory each consumer needs
@@ -42,7 +43,7 @@ struct PersistentShape {
 cudaError_t load_persistent_evd_kernels();
 
 template <class T>
-cudaError_t persistent_evd_shape(int max_n, PersistentShape* shape);
+cudaError_t persistent_evd_shape(int max_n, bool block_per_item, PersistentShape* shape);
 
 // Launches `blocks` blocks of consumers and one more for the poller.
 template <class T>

@@ -48,7 +48,10 @@ void evd_batched(BatchView<const T> a, VectorBatchView<real_t<T>> values, BatchV
 // Batched Hermitian EVD, all views and `info` (count entries) in device memory. Sizes, strides and
 // options are checked here (Error invalid_argument); the data is checked on the GPU: a matrix with
 // a NaN/Inf entry or not Hermitian gets info.invalid_input and NaN outputs, the others are solved.
-// The warm start must be orthonormal (it is not checked on the GPU). Errors of the launch throw
+// The warm start must be orthonormal (it is not checked on the GPU); a warm-started V gets one
+// Newton-Schulz step, V (3I - V^H V) / 2, so that each result can be the next warm start without the
+// chain drifting from orthonormality (it cost 13-17% of warm-stream throughput at n = 32 on an H100,
+// bench/results/2026-11-22-h100-persistent-block.md). Errors of the launch throw
 // Error(cuda); faults during the kernel surface at the caller's next synchronisation.
 template <class A>
 void evd_batched(BatchView<A> a, VectorBatchView<real_t<A>> values, BatchView<std::remove_const_t<A>> vectors,
