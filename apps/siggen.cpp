@@ -27,6 +27,7 @@
 #include "eigstream/streaming/sigmf_spatial.hpp"
 #include "eigstream/streaming/tcp_io.hpp"
 #include "eigstream/streaming/udp_io.hpp"
+#include "stream_input.hpp"
 
 namespace {
 
@@ -35,6 +36,7 @@ using eigstream::ErrorCode;
 using eigstream::index_t;
 using eigstream::sample_t;
 namespace io = eigstream::streaming;
+using eigstream::apps::parse_endpoint;
 
 constexpr int kExitOk = 0, kExitInternal = 1, kExitBadInput = 2;
 
@@ -164,18 +166,6 @@ eigstream::SourceSpec parse_source(const std::string& text) {
     bad("--source " + text + ": the angle must be within [-90, 90] degrees from broadside");
   if (!std::isfinite(s.snr_db)) bad("--source " + text + ": the SNR must be finite");
   return s;
-}
-
-// "HOST:PORT" -> host, port.
-std::pair<std::string, std::uint16_t> parse_endpoint(const std::string& flag, const std::string& text) {
-  const std::size_t colon = text.rfind(':');
-  if (colon == std::string::npos || colon == 0 || colon + 1 == text.size())
-    bad(flag + " " + text + ": expected HOST:PORT, for example 127.0.0.1:5000");
-  const std::string port = text.substr(colon + 1);
-  if (port.find_first_not_of("0123456789") != std::string::npos || port.size() > 5 || std::stoul(port) < 1 ||
-      std::stoul(port) > 65535)
-    bad(flag + " " + text + ": the port must be a number from 1 to 65535");
-  return {text.substr(0, colon), static_cast<std::uint16_t>(std::stoul(port))};
 }
 
 // The signal of either mode behind one interface for the generation loop.

@@ -9,46 +9,14 @@ if [[ $# -ne 2 ]]; then
   exit 2
 fi
 BIN=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
+HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 WORK=$2
 rm -rf "$WORK"
 mkdir -p "$WORK"
 cd "$WORK"
 
-fail() {
-  echo "FAIL: $*" >&2
-  if [[ -s out ]]; then echo "--- stdout:" >&2; cat out >&2; fi
-  if [[ -s err ]]; then echo "--- stderr:" >&2; cat err >&2; fi
-  exit 1
-}
-ok() { echo "ok: $*"; }
-run() {
-  set +e
-  "$BIN" "$@" >out 2>err
-  RC=$?
-  set -e
-}
-expect_rc() { [[ $RC -eq $1 ]] || fail "$2: exit code $RC, expected $1"; }
-expect_stderr() { grep -qiE -- "$1" err || fail "$2: stderr does not match /$1/"; }
-expect_json() {
-  python3 - "$1" <<'PY' || fail "$2: JSON check failed: $1"
-import json, sys
-lines = open("out").read().splitlines()
-if len(lines) != 1:
-    sys.exit("stdout has %d lines, expected one JSON line" % len(lines))
-j = json.loads(lines[0])
-if not eval(sys.argv[1], {}, {"j": j}):
-    sys.exit("false: %s for %s" % (sys.argv[1], lines[0]))
-PY
-}
-size() { stat -c %s "$1"; }
-no_output() { # no_output WHAT FILES...: none of the files (nor a .partial) exists
-  local what=$1
-  shift
-  for f in "$@"; do
-    [[ ! -e $f && ! -e $f.partial ]] || fail "$what: $f or $f.partial was left behind"
-  done
-  ! ls ./*.partial* >/dev/null 2>&1 || fail "$what: a .partial file was left behind"
-}
+source "$HERE/app_test_lib.sh"
+run() { run_prog "$BIN" "$@"; }
 
 # --help explains the modes, outputs, convention and exit codes.
 run --help
@@ -94,14 +62,6 @@ expect_stderr "10 / 10 samples" "--status prints a status line"
 ok "sigmf files and status line"
 
 # Bad usage: exit 2, a message naming the problem, no output.
-check_bad() { # check_bad REGEX ARGS...
-  local regex=$1
-  shift
-  run "$@"
-  expect_rc 2 "$*"
-  expect_stderr "$regex" "$*"
-  [[ ! -s out ]] || fail "$*: printed a summary on failure"
-}
 check_bad "--bogus" array --bogus --out x.cf32
 check_bad "ANGLE:SNR_DB" array --source 10 --out x.cf32
 check_bad "within \[-90, 90\]" array --source 100:3 --out x.cf32

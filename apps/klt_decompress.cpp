@@ -1,0 +1,161 @@
+// klt_decompress: restores the samples of a KLT container (klt_compress's output) as a raw cf32 file
+// or a SigMF recording: each block is basis * coefficients, with the basis in force for it. Samples
+// the compressor's input had lost (gaps between blocks) are written as zeros and counted.
+// Exit codes: 0 success, 1 internal error, 2 bad usage or bad input (a corrupt or truncated container).
+#include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <chrono>
+#include <complex>
+#include <cstdio>
+#include <iostream>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "eigstream/eigstream.hpp"
+#include "eigstream/streaming/file_io.hpp"
+#include "eigstream/streaming/klt_container.hpp"
+#include "eigstream/streaming/sigmf.hpp"
+
+namespace {
+
+using eigstream::Error;
+using eigstream::ErrorCode;
+using eigstream::index_t;
+using eigstream::sample_t;
+namespace io = eigstream::streaming;
+
+constexpr int kExitOk = 0, kExitInternal = 1, kExitBadInput = 2;
+
+struct Settings {
+  std::string in, out, sigmf;
+};
+
+// The output under temporary names, renamed into place by commit(); removed if never committed.
+class Output {
+ public:
+  Output(const Settings& s, std::size_t channels, double sample_rate) {
+    if (!s.out.empty()) {
+      final_ = {s.out};
+      partial_ = {s.out + ".partial"};
+      writer_ = std::make_unique<io::FileSampleWriter>(partial_[0], io::SampleFormat::cf32_le, channels);
+    } else {
+      const io::SigmfPaths target = io::sigmf_paths(s.sigmf);
+      const io::SigmfPaths temporary = io::sigmf_paths(s.sigmf + ".partial");
+      final_ = {target.meta, target.data};
+      partial_ = {temporary.meta, temporary.data};
+      io::SigmfMetadata meta;
+      meta.datatype = io::SampleFormat::cf32_le;
+      meta.num_channels = channels;
+      meta.sample_rate = sample_rate;
+      meta.description = "restored by klt_decompress from " + s.in;
+      meta.captures.push_back({});
+      writer_ = std::make_unique<io::SigmfWriter>(s.sigmf + ".partial", meta);
+    }
+  }
+  ~Output() {
+    writer_.reset();
+    if (!committed_)
+      for (const auto& p : partial_) std::remove(p.c_str());
+  }
+  io::SampleWriter& writer() { return *writer_; }
+  void commit() {
+    writer_->flush();
+    writer_.reset();
+    for (std::size_t i = 0; i < partial_.size(); ++i)
+      if (std::rename(partial_[i].c_str(), final_[i].c_str()) != 0)
+        throw Error(ErrorCode::io, "cannot rename " + partial_[i] + " to " + final_[i]);
+    committed_ = true;
+  }
+  const std::string& data_path() const { return final_.back(); }
+
+ private:
+  std::vector<std::string> final_, partial_;
+  std::unique_ptr<io::SampleWriter> writer_;
+  bool committed_ = false;
+};
+
+int run(const Settings& s) {
+  const auto t0 = std::chrono::steady_clock::now();
+  io::KltReader reader(s.in);
+  const std::size_t channels = reader.header().channels;
+  Output output(s, channels, reader.header().sample_rate);
+  io::KltBlock block;
+  std::vector<std::complex<float>> basis;
+  std::vector<sample_t> samples, zeros;
+  bool basis_changed = false;
+  std::uint64_t next_sample = 0, gap_samples = 0;
+  while (reader.next(block, basis, basis_changed)) {
+    if (block.first_sample > next_sample) {  // samples the compressor's input had lost
+      const std::uint64_t gap = block.first_sample - next_sample;
+      zeros.assign(channels * 4096, sample_t{});
+      for (std::uint64_t left = gap; left > 0;) {
+        const std::size_t count = std::size_t(std::min<std::uint64_t>(left, 4096));
+        output.writer().write(zeros.data(), count);
+        left -= count;
+      }
+      gap_samples += gap;
+    }
+    const index_t n = index_t(channels), k = index_t(block.components), l = index_t(block.snapshots);
+    samples.resize(channels * block.snapshots);
+    eigstream::klt_reconstruct<float>({basis.data(), n, k, n}, {block.coefficients.data(), k, l, k},
+                                      {samples.data(), n, l, n});
+    output.writer().write(samples.data(), block.snapshots);
+    next_sample = block.first_sample + block.snapshots;
+  }
+  output.commit();
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  const io::KltTotals& t = reader.totals();
+  std::cout << nlohmann::json{{"input", s.in},
+                              {"output", output.data_path()},
+                              {"channels", channels},
+                              {"samples", t.samples + gap_samples},
+                              {"gap_samples", gap_samples},
+                              {"blocks", t.blocks},
+                              {"basis_updates", t.basis_updates},
+                              {"output_bytes", (t.samples + gap_samples) * channels * 8},
+                              {"samples_per_second", double(t.samples) / seconds},
+                              {"seconds", seconds}}
+                   .dump()
+            << std::endl;
+  return kExitOk;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Settings s;
+  CLI::App app{"klt_decompress: restores the samples of a KLT container written by klt_compress.", "klt_decompress"};
+  app.footer(
+      "\nWrites complex float32 samples, channels interleaved per sample, to a raw file (--out) or a SigMF\n"
+      "recording (--sigmf BASE: BASE.sigmf-meta and BASE.sigmf-data). The output is written under a\n"
+      "temporary name and renamed when complete: a corrupt or truncated container leaves nothing behind.\n\n"
+      "On success one JSON line on stdout: input, output, channels, samples, gap_samples (lost by the\n"
+      "compressor's input, written as zeros), blocks, basis_updates, output_bytes, samples_per_second.\n\n"
+      "Exit codes: 0 success; 1 internal error; 2 bad usage or bad input (the message on stderr starts\n"
+      "with 'klt_decompress: ' and names the byte offset of a bad record).\n");
+  app.failure_message([](const CLI::App*, const CLI::Error& e) {
+    return std::string("klt_decompress: ") + e.what() + "\nRun 'klt_decompress --help' for usage.\n";
+  });
+  app.add_option("--in", s.in, "The KLT container")->required()->type_name("FILE");
+  auto* group = app.add_option_group("Output (exactly one)");
+  group->add_option("--out", s.out, "Raw cf32 file")->type_name("FILE");
+  group->add_option("--sigmf", s.sigmf, "SigMF recording BASE.sigmf-meta + BASE.sigmf-data")->type_name("BASE");
+  group->require_option(1);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e) == 0 ? kExitOk : kExitBadInput;
+  }
+  try {
+    return run(s);
+  } catch (const Error& e) {
+    std::cerr << "klt_decompress: " << e.what() << '\n';
+    return kExitBadInput;
+  } catch (const std::exception& e) {
+    std::cerr << "klt_decompress: internal error: " << e.what() << '\n';
+    return kExitInternal;
+  }
+}

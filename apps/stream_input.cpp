@@ -1,0 +1,128 @@
+// The stream apps' input flags and the readers they open (see stream_input.hpp).
+#include "stream_input.hpp"
+
+#include <string>
+
+#include "eigstream/error.hpp"
+#include "eigstream/streaming/file_io.hpp"
+#include "eigstream/streaming/sample_format.hpp"
+#include "eigstream/streaming/tcp_io.hpp"
+#include "eigstream/streaming/udp_io.hpp"
+
+namespace eigstream::apps {
+namespace {
+
+namespace io = streaming;
+
+[[noreturn]] void bad(const std::string& message) { throw Error(ErrorCode::invalid_argument, message); }
+
+bool ends_with(const std::string& s, const std::string& suffix) {
+  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+io::SampleFormat format_of(const InputFlags& flags) {
+  io::SampleFormat format;
+  if (!io::parse_sample_format(flags.format + "_le", format) && !io::parse_sample_format(flags.format, format))
+    bad("--format " + flags.format + ": expected cf32 or ci16");
+  return format;
+}
+
+std::size_t channels_of(const InputFlags& flags, const std::string& what) {
+  if (flags.channels == 0) bad(what + " needs --channels (the samples do not say how many there are)");
+  return flags.channels;
+}
+
+int idle_ms(const InputFlags& flags) { return flags.idle_seconds > 0 ? int(flags.idle_seconds * 1000) : -1; }
+
+}  // namespace
+
+void add_input_flags(CLI::App& app, InputFlags& flags) {
+  auto* group = app.add_option_group("Input (exactly one of --in, --udp, --tcp-listen, --tcp-connect)");
+  group->add_option("--in", flags.in, "A raw file (channels interleaved per sample) or a SigMF recording "
+                                      "(NAME.sigmf-meta or NAME.sigmf-data)")
+      ->type_name("FILE");
+  group->add_option("--udp", flags.udp, "Receive datagrams of whole samples on [HOST:]PORT (HOST 127.0.0.1 "
+                                        "unless given); three empty datagrams end the stream")
+      ->type_name("[HOST:]PORT");
+  group->add_option("--tcp-listen", flags.tcp_listen, "Accept one sender on [HOST:]PORT (HOST 127.0.0.1 unless given)")
+      ->type_name("[HOST:]PORT");
+  group->add_option("--tcp-connect", flags.tcp_connect, "Connect to a sender at HOST:PORT")->type_name("HOST:PORT");
+  group->require_option(1);
+  app.add_option("--format", flags.format, "Raw file, UDP, TCP: sample format, cf32 or ci16")
+      ->check(CLI::IsMember({"cf32", "ci16"}))
+      ->capture_default_str();
+  app.add_option("--channels", flags.channels, "Raw file, UDP, TCP: channels per sample")->check(CLI::PositiveNumber);
+  app.add_option("--sample-rate", flags.sample_rate, "Raw file, UDP, TCP: sample rate in Hz (for the summary)")
+      ->check(CLI::NonNegativeNumber);
+  app.add_flag("--seqnum", flags.seqnum, "UDP: each datagram starts with a little-endian uint64 sequence number");
+  app.add_option("--idle-seconds", flags.idle_seconds, "UDP, TCP: end the stream after this long without data (0: never)")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+}
+
+Input open_input(const InputFlags& flags) {
+  Input input;
+  if (!flags.in.empty()) {
+    if (ends_with(flags.in, ".sigmf-meta") || ends_with(flags.in, ".sigmf-data")) {
+      auto reader = std::make_unique<io::SigmfReader>(io::SigmfReaderOptions{flags.in});
+      input.sigmf = reader->metadata();
+      input.bytes_per_sample = io::sample_bytes(input.sigmf->datatype, input.sigmf->num_channels);
+      input.description = "SigMF " + reader->paths().data + " (" + io::to_string(input.sigmf->datatype) + ", " +
+                          std::to_string(input.sigmf->num_channels) + " channels)";
+      input.reader = std::move(reader);
+      return input;
+    }
+    io::FileReaderOptions o;
+    o.path = flags.in;
+    o.format = format_of(flags);
+    o.channels = channels_of(flags, "--in " + flags.in);
+    o.sample_rate = flags.sample_rate;
+    input.reader = std::make_unique<io::FileSampleReader>(o);
+    input.bytes_per_sample = io::sample_bytes(o.format, o.channels);
+    input.description = "file " + flags.in + " (" + io::to_string(o.format) + ", " + std::to_string(o.channels) + " channels)";
+    return input;
+  }
+  const io::SampleFormat format = format_of(flags);
+  if (!flags.udp.empty()) {
+    io::UdpReaderOptions o;
+    std::tie(o.address, o.port) = parse_endpoint("--udp", flags.udp, "127.0.0.1");
+    o.format = format;
+    o.channels = channels_of(flags, "--udp");
+    o.sample_rate = flags.sample_rate;
+    o.seqnum_header = flags.seqnum;
+    o.idle_timeout_ms = idle_ms(flags);
+    input.reader = std::make_unique<io::UdpSampleReader>(o);
+    input.bytes_per_sample = io::sample_bytes(format, o.channels);
+    input.description = "udp " + o.address + ":" + std::to_string(o.port);
+    return input;
+  }
+  io::TcpReaderOptions o;
+  const bool listen = !flags.tcp_listen.empty();
+  o.mode = listen ? io::TcpMode::listen : io::TcpMode::connect;
+  std::tie(o.address, o.port) = listen ? parse_endpoint("--tcp-listen", flags.tcp_listen, "127.0.0.1")
+                                       : parse_endpoint("--tcp-connect", flags.tcp_connect);
+  o.format = format;
+  o.channels = channels_of(flags, listen ? "--tcp-listen" : "--tcp-connect");
+  o.sample_rate = flags.sample_rate;
+  o.reconnect = false;  // one sender: its close ends the stream
+  o.idle_timeout_ms = idle_ms(flags);
+  input.reader = std::make_unique<io::TcpSampleReader>(o);
+  input.bytes_per_sample = io::sample_bytes(format, o.channels);
+  input.description = std::string("tcp ") + (listen ? "listening on " : "from ") + o.address + ":" + std::to_string(o.port);
+  return input;
+}
+
+std::pair<std::string, std::uint16_t> parse_endpoint(const std::string& flag, const std::string& text,
+                                                     const std::string& default_host) {
+  const std::size_t colon = text.rfind(':');
+  const bool bare_port = colon == std::string::npos && !default_host.empty();
+  if (!bare_port && (colon == std::string::npos || colon == 0 || colon + 1 == text.size()))
+    bad(flag + " " + text + ": expected HOST:PORT, for example 127.0.0.1:5000");
+  const std::string port = bare_port ? text : text.substr(colon + 1);
+  if (port.empty() || port.find_first_not_of("0123456789") != std::string::npos || port.size() > 5 ||
+      std::stoul(port) < 1 || std::stoul(port) > 65535)
+    bad(flag + " " + text + ": the port must be a number from 1 to 65535");
+  return {bare_port ? default_host : text.substr(0, colon), static_cast<std::uint16_t>(std::stoul(port))};
+}
+
+}  // namespace eigstream::apps

@@ -1,0 +1,135 @@
+#!/usr/bin/env bash
+# End-to-end tests of klt_compress and klt_decompress:
+#   klt_test.sh <siggen> <klt_compress> <klt_decompress> <work-dir>
+# siggen's 16 channels mixing 4 latent signals at 40 dB SNR, compressed with k = 4: ratio >= 3.5 and
+# reconstruction SNR >= 35 dB (from the summary, and recomputed here from the files); the container
+# round-trips bit-exactly the compressor's own reconstruction; SigMF and UDP inputs; corrupt and
+# truncated containers, NaN input and bad flags exit 2 with a clear message and leave nothing behind.
+set -euo pipefail
+
+if [[ $# -ne 4 ]]; then
+  echo "usage: $0 <siggen> <klt_compress> <klt_decompress> <work-dir>" >&2
+  exit 2
+fi
+absolute() { echo "$(cd "$(dirname "$1")" && pwd)/$(basename "$1")"; }
+SIGGEN=$(absolute "$1")
+COMPRESS=$(absolute "$2")
+DECOMPRESS=$(absolute "$3")
+HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+WORK=$4
+rm -rf "$WORK"
+mkdir -p "$WORK"
+cd "$WORK"
+source "$HERE/app_test_lib.sh"
+
+# snr_db ORIGINAL RESTORED: 10 log10(sum |x|^2 / sum |x - y|^2) over two cf32 files, computed here.
+snr_db() {
+  python3 - "$1" "$2" <<'PY'
+import array, math, sys
+x, y = array.array("f"), array.array("f")
+x.frombytes(open(sys.argv[1], "rb").read())
+y.frombytes(open(sys.argv[2], "rb").read())
+assert len(x) == len(y), "sizes differ: %d and %d floats" % (len(x), len(y))
+signal = sum(v * v for v in x)
+error = sum((a - b) * (a - b) for a, b in zip(x, y))
+print("%.4f" % (10 * math.log10(signal / error)))
+PY
+}
+
+run_prog "$COMPRESS" --help
+expect_rc 0 "klt_compress --help"
+for word in --in --udp --tcp-listen --components --energy --threshold --coefficients --backend --plot compression_ratio "Exit codes"; do
+  grep -q -- "$word" out || fail "klt_compress --help does not mention $word"
+done
+run_prog "$DECOMPRESS" --help
+expect_rc 0 "klt_decompress --help"
+for word in --in --out --sigmf "Exit codes"; do grep -q -- "$word" out || fail "klt_decompress --help does not mention $word"; done
+ok "help"
+
+SAMPLES=60000
+run_prog "$SIGGEN" mixture --channels 16 --latent 4 --snr 40 --samples $SAMPLES --seed 5 --out mix.cf32
+expect_rc 0 "siggen mixture"
+
+# The issue's target, for both coefficient formats.
+for coefficients in float32 int16; do
+  run_prog "$COMPRESS" --in mix.cf32 --channels 16 --components 4 --coefficients $coefficients --out $coefficients.klt \
+    --reconstructed $coefficients.rec --quiet
+  expect_rc 0 "klt_compress --coefficients $coefficients"
+  expect_json "j['components'] == 4 and j['compression_ratio'] >= 3.5 and j['snr_db'] >= 35 and j['samples'] == $SAMPLES and j['input_bytes'] == $SAMPLES*16*8 and j['output_bytes'] == $(size $coefficients.klt) and j['backend'] == 'cpu' and j['samples_per_second'] > 0" \
+    "$coefficients: ratio >= 3.5 at >= 35 dB"
+  cp out $coefficients.summary
+  run_prog "$DECOMPRESS" --in $coefficients.klt --out $coefficients.cf32
+  expect_rc 0 "klt_decompress $coefficients"
+  expect_json "j['samples'] == $SAMPLES and j['gap_samples'] == 0 and j['channels'] == 16" "klt_decompress summary"
+  cmp -s $coefficients.rec $coefficients.cf32 || fail "$coefficients: the decompressed samples differ from the compressor's reconstruction"
+  measured=$(snr_db mix.cf32 $coefficients.cf32)
+  python3 -c "
+import json, sys
+reported = json.load(open('$coefficients.summary'))['snr_db']
+sys.exit(0 if $measured >= 35 and abs($measured - reported) < 0.01 else 1)" ||
+    fail "$coefficients: SNR recomputed from the files is $measured dB (summary: $(cat $coefficients.summary))"
+  ok "$coefficients: ratio and SNR targets met (SNR $measured dB recomputed from the files), bit-exact round trip"
+done
+
+run_prog "$COMPRESS" --in mix.cf32 --channels 16 --energy 0.999 --out energy.klt --quiet
+expect_rc 0 "--energy"
+expect_json "j['components'] == 4 and j['components_min'] == 4 and j['basis_updates'] >= 1 and j['basis_updates'] <= j['blocks']" \
+  "--energy 0.999 keeps the 4 latent signals"
+ok "energy rule"
+
+# SigMF in (channels and rate from the metadata), SigMF out.
+run_prog "$SIGGEN" mixture --channels 16 --latent 4 --snr 40 --samples 5000 --seed 6 --format ci16 --sigmf rec
+expect_rc 0 "siggen --sigmf"
+run_prog "$COMPRESS" --in rec.sigmf-meta --components 4 --out rec.klt --quiet
+expect_rc 0 "klt_compress SigMF"
+expect_json "j['samples'] == 5000 and j['input_bytes'] == 5000*16*4 and j['snr_db'] >= 35" "SigMF summary (ci16: 4 bytes a value pair)"
+run_prog "$DECOMPRESS" --in rec.klt --sigmf restored
+expect_rc 0 "klt_decompress --sigmf"
+[[ -s restored.sigmf-meta && $(size restored.sigmf-data) -eq $((5000 * 16 * 8)) ]] || fail "SigMF output missing or of the wrong size"
+grep -q '"core:num_channels": *16' restored.sigmf-meta || fail "restored.sigmf-meta does not say 16 channels"
+ok "SigMF in and out"
+
+# UDP in: the same samples as from the file give the same container.
+PORT=$(python3 -c 'import socket; s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+run_prog "$SIGGEN" mixture --channels 16 --latent 4 --snr 40 --samples 20000 --seed 7 --out small.cf32
+"$COMPRESS" --udp $PORT --channels 16 --components 4 --out udp.klt --quiet --idle-seconds 10 >udp.out 2>udp.err &
+COMPRESSOR=$!
+sleep 0.5  # let it bind
+run_prog "$SIGGEN" mixture --channels 16 --latent 4 --snr 40 --samples 20000 --seed 7 --udp 127.0.0.1:$PORT --rate 2000000
+expect_rc 0 "siggen --udp"
+wait $COMPRESSOR || { cat udp.err >&2; fail "klt_compress --udp failed"; }
+run_prog "$COMPRESS" --in small.cf32 --channels 16 --components 4 --out file.klt --quiet
+expect_rc 0 "klt_compress small file"
+cmp -s udp.klt file.klt || fail "the container from UDP differs from the one from the file ($(cat udp.out))"
+ok "UDP input gives the container of the file input"
+
+# Corrupt, truncated and foreign containers: exit 2, a message naming the byte, no output.
+run() { run_prog "$DECOMPRESS" "$@"; }
+cp int16.klt corrupt.klt
+printf '\xff' | dd of=corrupt.klt bs=1 seek=5000 conv=notrunc status=none
+check_bad "byte [0-9]+: CRC mismatch" --in corrupt.klt --out c.cf32
+head -c 100000 int16.klt >truncated.klt
+check_bad "truncated" --in truncated.klt --out t.cf32
+check_bad "bad magic" --in mix.cf32 --out m.cf32
+check_bad "cannot open" --in missing.klt --out m.cf32
+check_bad "--out|--sigmf" --in int16.klt
+no_output "bad containers" c.cf32 t.cf32 m.cf32
+ok "corrupt, truncated and foreign containers are refused"
+
+# Bad input and flags for the compressor: exit 2, a message, no container.
+run() { run_prog "$COMPRESS" "$@"; }
+python3 -c '
+import array
+a = array.array("f", [0.5] * (3000 * 4 * 2))
+a[2500 * 4 * 2 + 3] = float("nan")
+open("nan.cf32", "wb").write(a.tobytes())'
+check_bad "block 2 \(samples 2048 to 3000\) holds NaN" --in nan.cf32 --channels 4 --block 1024 --out nan.klt --quiet
+check_bad "needs --channels" --in mix.cf32 --out x.klt
+check_bad "--components 20 but the input has 16 channels" --in mix.cf32 --channels 16 --components 20 --out x.klt
+check_bad "excludes" --in mix.cf32 --channels 16 --components 4 --energy 0.9 --out x.klt
+check_bad "--lambda" --in mix.cf32 --channels 16 --lambda 1.5 --out x.klt
+check_bad "missing.cf32" --in missing.cf32 --channels 16 --out x.klt
+check_bad "--out is required" --in mix.cf32 --channels 16
+check_bad "nonexistent_dir/x.klt" --in mix.cf32 --channels 16 --out nonexistent_dir/x.klt
+no_output "bad input" nan.klt x.klt
+ok "bad input and flags exit 2 and leave nothing"
