@@ -35,6 +35,7 @@ void BeamformStage::process(Handle<DecompositionItem> decomposition) {
   item->end_sample = decomposition->end_sample;
   item->sources = 0;
   item->doas = 0;
+  item->info = decomposition->info;
   if (!decomposition->skipped()) {
     const EvdView<float> evd{decomposition->values.data(), decomposition->eigenvectors()};
     beamformer_.eigen_weights(evd, item->eigen_weights.data());
@@ -43,8 +44,10 @@ void BeamformStage::process(Handle<DecompositionItem> decomposition) {
       item->sources = config_.sources > 0
                           ? config_.sources
                           : std::size_t(mdl_sources(evd.values, n, decomposition->effective_snapshots));
-      if (item->sources > 0)
+      if (item->sources > 0) {
+        beamformer_.music_spectrum(evd, index_t(item->sources), item->music_spectrum.data());
         item->doas = std::size_t(beamformer_.music_doa(evd, index_t(item->sources), item->doa_storage.data()));
+      }
     }
   }
   decomposition.reset();

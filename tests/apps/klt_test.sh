@@ -133,3 +133,16 @@ check_bad "--out is required" --in mix.cf32 --channels 16
 check_bad "nonexistent_dir/x.klt" --in mix.cf32 --channels 16 --out nonexistent_dir/x.klt
 no_output "bad input" nan.klt x.klt
 ok "bad input and flags exit 2 and leave nothing"
+
+# --plot: a picture through gnuplot when it is installed, else a message and still success.
+run_prog "$COMPRESS" --in small.cf32 --channels 16 --components 4 --out plot.klt --plot plot.png --quiet
+expect_rc 0 "--plot"
+if command -v gnuplot >/dev/null; then
+  [[ -s plot.png ]] || fail "--plot wrote no picture although gnuplot is installed"
+  expect_json "j['plot'] == 'plot.png'" "--plot summary"
+else
+  expect_stderr "gnuplot is not installed" "--plot without gnuplot"
+  [[ ! -e plot.png ]] || fail "--plot without gnuplot left a file"
+  expect_json "j['plot'].startswith('none: gnuplot is not installed')" "--plot summary without gnuplot"
+fi
+ok "--plot"

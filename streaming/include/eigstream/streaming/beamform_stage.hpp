@@ -19,9 +19,9 @@ namespace eigstream::streaming {
 
 struct BeamformItem {
   BeamformItem(std::size_t elements, std::size_t angles)
-      : eigen_weights(elements), mvdr_power(angles), doa_storage(elements) {}
+      : eigen_weights(elements), mvdr_power(angles), music_spectrum(angles), doa_storage(elements) {}
   std::size_t bytes() const noexcept {
-    return eigen_weights.size() * sizeof(std::complex<float>) + mvdr_power.size() * sizeof(float) +
+    return eigen_weights.size() * sizeof(std::complex<float>) + (mvdr_power.size() + music_spectrum.size()) * sizeof(float) +
            doas * sizeof(double);
   }
   bool skipped() const noexcept { return (stamp.flags & item_skipped) != 0; }
@@ -31,9 +31,11 @@ struct BeamformItem {
   std::uint64_t end_sample = 0;
   std::vector<std::complex<float>> eigen_weights;  // Beamformer::eigen_weights
   std::vector<float> mvdr_power;                   // over BeamformStageConfig::angles_deg (when mvdr)
+  std::vector<float> music_spectrum;               // over the same grid, with `sources` (when music, sources > 0)
   std::size_t sources = 0;                         // K: given, or MDL's estimate
   std::size_t doas = 0;                            // MUSIC's directions found (<= sources)
   std::vector<double> doa_storage;                 // degrees, ascending, the first `doas`
+  SolveInfo info;                                  // the decomposition's: sweeps, convergence
 };
 
 struct BeamformStageConfig {
