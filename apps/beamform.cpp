@@ -113,9 +113,6 @@ std::string plot(const Settings& s, const std::vector<double>& angles, const std
 }
 
 int run(const Settings& s) {
-  if (s.backend == "cuda")
-    bad("--backend cuda: the decomposition stage runs on the CPU in this version (the covariances of one "
-        "stream are solved one at a time)");
   eigstream::apps::Input input = eigstream::apps::open_input(s.input);
   const std::size_t channels = input.reader->channels();
   const eigstream::ArrayGeometry geometry = geometry_of(s, input, channels);
@@ -144,6 +141,9 @@ int run(const Settings& s) {
   auto& covariance = pipeline.add<io::CovarianceStage>("covariance", cc);
   io::DecomposeStageConfig dc;
   dc.channels = channels;
+  dc.options.backend = s.backend == "cuda" ? eigstream::Backend::cuda
+                       : s.backend == "cpu"  ? eigstream::Backend::cpu
+                                             : eigstream::Backend::automatic;
   auto& decompose = pipeline.add<io::DecomposeStage>("decompose", dc);
   io::BeamformStageConfig bc;
   bc.geometry = geometry;
@@ -186,7 +186,7 @@ int run(const Settings& s) {
 
   nlohmann::json summary = {{"summary", true}, {"blocks", blocks}, {"skipped_blocks", skipped},
                             {"elements", channels}, {"block_samples", s.block}, {"seconds", seconds},
-                            {"backend", "cpu"}};
+                            {"backend", decompose.backend() == eigstream::Backend::cuda ? "cuda" : "cpu"}};
   for (const auto& st : pipeline.stats())
     if (st.malformed > 0) summary["malformed_" + st.name] = st.malformed;
   if (!truth.empty()) {

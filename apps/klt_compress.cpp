@@ -185,9 +185,6 @@ std::string plot(const Settings& s, const Compressor& c, std::size_t channels) {
 }
 
 int run(const Settings& s) {
-  if (s.backend == "cuda")
-    throw Error(ErrorCode::invalid_argument, "--backend cuda: the decomposition stage runs on the CPU in this version "
-                                             "(the covariances of one stream are solved one at a time)");
   eigstream::apps::Input input = eigstream::apps::open_input(s.input);
   const std::size_t channels = input.reader->channels();
   const double sample_rate = input.reader->sample_rate();
@@ -210,6 +207,9 @@ int run(const Settings& s) {
   auto& covariance = pipeline.add<io::CovarianceStage>("covariance", cc);
   io::DecomposeStageConfig dc;
   dc.channels = channels;
+  dc.options.backend = s.backend == "cuda" ? eigstream::Backend::cuda
+                       : s.backend == "cpu"  ? eigstream::Backend::cpu
+                                             : eigstream::Backend::automatic;
   dc.block_samples = s.block;
   auto& decompose = pipeline.add<io::DecomposeStage>("decompose", dc);
   auto& sink = pipeline.add<io::CallbackSink<io::DecompositionItem>>(
@@ -243,7 +243,7 @@ int run(const Settings& s) {
       {"components_max", compressor.components_max()},
       {"samples_per_second", double(t.samples) / seconds},
       {"seconds", seconds},
-      {"backend", "cpu"},
+      {"backend", decompose.backend() == eigstream::Backend::cuda ? "cuda" : "cpu"},
   };
   for (const auto& st : pipeline.stats())
     if (st.malformed > 0) summary["malformed_" + st.name] = st.malformed;

@@ -1,5 +1,6 @@
-// pipebench: the processing stages on the CPU: an in-memory source (looping over a simulated
-// array signal) -> covariance -> EVD -> MVDR beam powers -> a sink, as fast as it goes.
+// pipebench: the processing stages: an in-memory source (looping over a simulated array signal) ->
+// covariance (CPU) -> EVD (CPU, or groups of --group on the GPU with --backend cuda/auto) -> MVDR beam
+// powers (CPU) -> a sink, as fast as it goes.
 //
 // 64 channels of complex float and blocks of 1024 snapshots by default; exponential forgetting; the
 // EVD warm-started (case "warm") and cold (case "cold"); MVDR over -90..90 degrees by 0.5. Each
@@ -37,6 +38,8 @@ struct Settings {
   double lambda = 0.9;
   double seconds = 5;
   double warmup = 1;
+  std::string backend = "cpu";
+  std::size_t group = 32;
 };
 
 // Passes decompositions on and keeps the sum of their sweeps (read after the pipeline stopped).
@@ -62,6 +65,10 @@ json run_case(const Settings& settings, const std::vector<es::sample_t>& signal,
   es::DecomposeStageConfig decompose;
   decompose.channels = settings.channels;
   decompose.warm_start = warm_start;
+  decompose.options.backend = settings.backend == "cuda" ? eigstream::Backend::cuda
+                              : settings.backend == "auto" ? eigstream::Backend::automatic
+                                                           : eigstream::Backend::cpu;
+  decompose.group = settings.group;
   es::BeamformStageConfig beamform;
   beamform.geometry = eigstream::ArrayGeometry::uniform_linear(eigstream::index_t(settings.channels));
   beamform.music = false;
@@ -102,6 +109,7 @@ json run_case(const Settings& settings, const std::vector<es::sample_t>& signal,
   }
   const double blocks_per_second = double(after - before) / elapsed;
   return {{"warm_start", warm_start},
+          {"evd_backend", evd.backend() == eigstream::Backend::cuda ? "cuda" : "cpu"},
           {"blocks_per_second", blocks_per_second},
           {"snapshots_per_second", blocks_per_second * double(settings.block_samples)},
           {"samples_per_second", blocks_per_second * double(settings.block_samples * settings.channels)},
@@ -122,9 +130,11 @@ std::string markdown(const json& report) {
      << "`\n\nMachine: " << report["machine"]["cpu"].get<std::string>() << ", " << report["machine"]["cores"].get<int>()
      << " cores; at the start " << report["machine"]["load"]["runnable_threads"].get<int>()
      << " threads runnable, 1-minute load average " << report["machine"]["load"]["load_average_1min"].get<double>()
-     << ". CPU only. " << s["channels"].get<std::size_t>() << " channels of complex float, blocks of "
-     << s["block_samples"].get<std::size_t>() << " snapshots; covariance (exponential, lambda "
-     << s["lambda"].get<double>() << ") -> EVD (CPU Jacobi) -> MVDR beam powers over 361 angles; queues of "
+     << ". " << s["channels"].get<std::size_t>() << " channels of complex float, blocks of "
+     << s["block_samples"].get<std::size_t>() << " snapshots; covariance (CPU, exponential, lambda "
+     << s["lambda"].get<double>() << ") -> EVD (" << report["cases"]["warm"]["evd_backend"].get<std::string>()
+     << (report["cases"]["warm"]["evd_backend"] == "cuda" ? ", groups of " + std::to_string(s["group"].get<std::size_t>()) + " per launch" : std::string())
+     << ") -> MVDR beam powers over 361 angles (CPU); queues of "
      << s["queue"].get<std::size_t>() << " blocks, block policy, " << s["seconds"].get<double>() << " s per case.\n\n"
      << "| case | blocks/s | snapshots/s | samples/s (snapshots x channels) | MB/s of samples | p50 latency | p99 latency | mean sweeps | dropped |\n"
      << "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n";
@@ -145,7 +155,10 @@ std::string markdown(const json& report) {
 int main(int argc, char** argv) {
   Settings settings;
   std::string json_path, md_path;
-  CLI::App app{"pipebench: covariance -> EVD -> MVDR on the CPU, from memory, as fast as it goes"};
+  CLI::App app{"pipebench: covariance -> EVD -> MVDR, from memory, as fast as it goes"};
+  app.add_option("--backend", settings.backend, "where the EVD runs: cpu, auto or cuda")
+      ->check(CLI::IsMember({"cpu", "auto", "cuda"}));
+  app.add_option("--group", settings.group, "GPU: covariances per EVD launch")->check(CLI::PositiveNumber);
   app.add_option("--channels", settings.channels, "channels (array elements)")->check(CLI::Range(2, 1024));
   app.add_option("--block", settings.block_samples, "snapshots per block")->check(CLI::PositiveNumber);
   app.add_option("--queue", settings.queue, "blocks each queue holds")->check(CLI::PositiveNumber);
@@ -183,7 +196,8 @@ int main(int argc, char** argv) {
                      {"load", load_at_start}, {"gpu", false}}},
         {"settings",
          {{"channels", settings.channels}, {"block_samples", settings.block_samples}, {"queue", settings.queue},
-          {"lambda", settings.lambda}, {"seconds", settings.seconds}}},
+          {"lambda", settings.lambda}, {"seconds", settings.seconds}, {"backend", settings.backend},
+          {"group", settings.group}}},
         {"cases", cases}};
     const std::string md = markdown(report);
     std::cout << md;

@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "cuda_evd.hpp"
-#include "device_array.hpp"
+#include "eigstream/detail/device_array.hpp"
 #include "eigstream/cuda.hpp"
 #include "eigstream/error.hpp"
 #include "eigstream_kernels/evd_batched.hpp"

@@ -11,7 +11,7 @@
 #include <sstream>
 #include <thread>
 
-#include "device_array.hpp"
+#include "eigstream/detail/device_array.hpp"
 #include "eigstream/cuda.hpp"
 #include "eigstream/error.hpp"
 #include "eigstream_kernels/evd_batched.hpp"

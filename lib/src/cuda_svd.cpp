@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "cuda_svd.hpp"
-#include "device_array.hpp"
+#include "eigstream/detail/device_array.hpp"
 #include "eigstream/cuda.hpp"
 #include "eigstream/error.hpp"
 #include "eigstream_kernels/svd_batched.hpp"

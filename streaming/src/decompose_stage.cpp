@@ -1,69 +1,170 @@
-// DecomposeStage: the warm-started CPU EVD of each covariance.
+// DecomposeStage: the warm-started EVD of each covariance, on the CPU or in groups on the GPU.
 #include "eigstream/streaming/decompose_stage.hpp"
 
 #include "eigstream/error.hpp"
 #include "eigstream/evd.hpp"
 
 #include <algorithm>
+#include <limits>
 #include <utility>
 
+#if defined(EIGSTREAM_HAVE_CUDA)
+#include "eigstream/cuda.hpp"
+#include "gpu_evd_group.hpp"
+#else
 namespace eigstream::streaming {
+class GpuEvdGroup {};  // CPU-only builds never make one
+}  // namespace eigstream::streaming
+#endif
+
+namespace eigstream::streaming {
+namespace {
+
+constexpr std::size_t kNoSlot = std::numeric_limits<std::size_t>::max();
+
+Backend choose_backend(const std::string& stage, Backend requested) {
+  if (requested == Backend::cpu) return Backend::cpu;
+#if defined(EIGSTREAM_HAVE_CUDA)
+  if (cuda::device_available()) return Backend::cuda;
+#endif
+  if (requested == Backend::automatic) return Backend::cpu;
+  throw Error(ErrorCode::cuda, "streaming: decompose stage '" + stage + "': backend cuda was asked for, but " +
+#if defined(EIGSTREAM_HAVE_CUDA)
+                                   "no usable CUDA device was found");
+#else
+                                   "this build of eigstream has no CUDA backend");
+#endif
+}
+
+}  // namespace
 
 DecomposeStage::DecomposeStage(std::string name, DecomposeStageConfig config)
     : Transform<CovarianceItem, DecompositionItem>(std::move(name)), config_(config) {
   if (config_.channels == 0)
     throw Error(ErrorCode::invalid_argument, "streaming: decompose stage '" + this->name() + "': channels is 0");
-  config_.options.backend = Backend::cpu;
+  if (config_.group == 0)
+    throw Error(ErrorCode::invalid_argument, "streaming: decompose stage '" + this->name() + "': group is 0");
   config_.options.sort = Sort::descending;
   config_.options.flag_invalid = true;
   config_.options.throw_on_not_converged = false;
-  warm_.resize(config_.channels * config_.channels);
 }
 
+DecomposeStage::~DecomposeStage() = default;
+
 void DecomposeStage::configure(StageContext& context) {
-  const std::size_t items = config_.pool_items > 0 ? config_.pool_items : context.items_in_flight();
+  backend_ = choose_backend(name(), config_.options.backend);
+  config_.options.backend = Backend::cpu;  // the CPU path's solver, when it runs
+  std::size_t items = config_.pool_items > 0 ? config_.pool_items : context.items_in_flight();
+#if defined(EIGSTREAM_HAVE_CUDA)
+  if (backend_ == Backend::cuda) {
+    if (index_t(config_.channels) > cuda::max_evd_size())
+      throw Error(ErrorCode::cuda, "streaming: decompose stage '" + name() + "': the GPU kernel takes up to " +
+                                       std::to_string(cuda::max_evd_size()) + " channels, not " +
+                                       std::to_string(config_.channels) + "; use backend cpu");
+    gpu_ = std::make_unique<GpuEvdGroup>(config_.channels, config_.group, config_.options);
+    items += config_.group;  // a group waits here while the items in flight downstream are held
+    pending_.reserve(config_.group);
+    pending_slots_.reserve(config_.group);
+  }
+#endif
+  if (backend_ == Backend::cpu) warm_.resize(config_.channels * config_.channels);
   pool_ = &context.make_pool<DecompositionItem>(items, config_.channels, config_.block_samples);
 }
 
-void DecomposeStage::process(Handle<CovarianceItem> covariance) {
-  if (covariance->channels != config_.channels)
+Handle<DecompositionItem> DecomposeStage::item_for(const CovarianceItem& covariance) {
+  if (covariance.channels != config_.channels)
     throw Error(ErrorCode::invalid_input, "streaming: decompose stage '" + name() + "': covariance of block " +
-                                              std::to_string(covariance->stamp.sequence) + " has " +
-                                              std::to_string(covariance->channels) + " channels, not " +
+                                              std::to_string(covariance.stamp.sequence) + " has " +
+                                              std::to_string(covariance.channels) + " channels, not " +
                                               std::to_string(config_.channels));
-  if (covariance->snapshots > config_.block_samples)
+  if (covariance.snapshots > config_.block_samples)
     throw Error(ErrorCode::invalid_input, "streaming: decompose stage '" + name() + "': block " +
-                                              std::to_string(covariance->stamp.sequence) + " brings " +
-                                              std::to_string(covariance->snapshots) +
+                                              std::to_string(covariance.stamp.sequence) + " brings " +
+                                              std::to_string(covariance.snapshots) +
                                               " samples, more than block_samples " +
                                               std::to_string(config_.block_samples));
   Handle<DecompositionItem> item = pool_->acquire();
-  item->stamp = covariance->stamp;
+  item->stamp = covariance.stamp;
   item->info = {};
   item->warm_started = false;
-  item->first_sample = covariance->first_sample;
-  item->end_sample = covariance->end_sample;
-  item->effective_snapshots = covariance->effective_snapshots;
-  item->snapshots = covariance->snapshots;
-  std::copy_n(covariance->samples.data(), covariance->snapshots * covariance->channels, item->samples.data());
+  item->first_sample = covariance.first_sample;
+  item->end_sample = covariance.end_sample;
+  item->effective_snapshots = covariance.effective_snapshots;
+  item->snapshots = covariance.snapshots;
+  std::copy_n(covariance.samples.data(), covariance.snapshots * covariance.channels, item->samples.data());
+  return item;
+}
+
+void DecomposeStage::solve_on_cpu(const CovarianceItem& covariance, DecompositionItem& item) {
+  const index_t n = index_t(config_.channels);
+  const MatrixView<std::complex<float>> vectors{item.vectors.data(), n, n, n};
+  item.warm_started = config_.warm_start && have_warm_;
+  const MatrixView<const std::complex<float>> warm = item.warm_started
+                                                         ? MatrixView<const std::complex<float>>{warm_.data(), n, n, n}
+                                                         : MatrixView<const std::complex<float>>{};
+  item.info = evd(covariance.covariance(), item.values.data(), vectors, config_.options, warm);
+  if (item.info.invalid_input || !item.info.converged) {
+    item.stamp.flags |= item_skipped;
+    count_malformed();
+  } else if (config_.warm_start) {
+    std::copy(item.vectors.begin(), item.vectors.end(), warm_.begin());
+    have_warm_ = true;
+  }
+}
+
+void DecomposeStage::process(Handle<CovarianceItem> covariance) {
+  Handle<DecompositionItem> item = item_for(*covariance);
+  if (backend_ == Backend::cpu) {
+    if (!covariance->skipped()) solve_on_cpu(*covariance, *item);
+    covariance.reset();
+    emit(std::move(item));
+    return;
+  }
+#if defined(EIGSTREAM_HAVE_CUDA)
+  std::size_t slot = kNoSlot;
   if (!covariance->skipped()) {
-    const index_t n = index_t(config_.channels);
-    const MatrixView<std::complex<float>> vectors{item->vectors.data(), n, n, n};
-    item->warm_started = config_.warm_start && have_warm_;
-    const MatrixView<const std::complex<float>> warm =
-        item->warm_started ? MatrixView<const std::complex<float>>{warm_.data(), n, n, n}
-                           : MatrixView<const std::complex<float>>{};
-    item->info = evd(covariance->covariance(), item->values.data(), vectors, config_.options, warm);
-    if (item->info.invalid_input || !item->info.converged) {
-      item->stamp.flags |= item_skipped;
-      count_malformed();
-    } else if (config_.warm_start) {
-      std::copy(item->vectors.begin(), item->vectors.end(), warm_.begin());
-      have_warm_ = true;
-    }
+    slot = std::size_t(std::count_if(pending_slots_.begin(), pending_slots_.end(), [](std::size_t s) { return s != kNoSlot; }));
+    std::copy(covariance->matrix.begin(), covariance->matrix.end(), gpu_->matrix(slot));
   }
   covariance.reset();
-  emit(std::move(item));
+  pending_.push_back(std::move(item));
+  pending_slots_.push_back(slot);
+  if (pending_.size() == gpu_->group()) solve_group();
+#endif
+}
+
+void DecomposeStage::flush() {
+  if (!pending_.empty()) solve_group();
+}
+
+void DecomposeStage::solve_group() {
+#if defined(EIGSTREAM_HAVE_CUDA)
+  const std::size_t n = config_.channels;
+  const std::size_t count =
+      std::size_t(std::count_if(pending_slots_.begin(), pending_slots_.end(), [](std::size_t s) { return s != kNoSlot; }));
+  const bool warm = config_.warm_start && gpu_->has_warm_start();
+  if (count > 0) gpu_->solve(count);
+  std::size_t last_good = kNoSlot;
+  for (std::size_t i = 0; i < pending_.size(); ++i) {
+    const std::size_t slot = pending_slots_[i];
+    DecompositionItem& item = *pending_[i];
+    if (slot == kNoSlot) continue;  // flagged item_skipped by the covariance stage
+    item.info = gpu_->info(slot);
+    item.warm_started = warm;
+    std::copy_n(gpu_->values(slot), n, item.values.begin());
+    std::copy_n(gpu_->vectors(slot), n * n, item.vectors.begin());
+    if (item.info.invalid_input || !item.info.converged) {
+      item.stamp.flags |= item_skipped;
+      count_malformed();
+    } else {
+      last_good = slot;
+    }
+  }
+  if (config_.warm_start && last_good != kNoSlot) gpu_->keep_as_warm_start(last_good);
+  for (auto& item : pending_) emit(std::move(item));
+  pending_.clear();
+  pending_slots_.clear();
+#endif
 }
 
 }  // namespace eigstream::streaming

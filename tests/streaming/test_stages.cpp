@@ -122,6 +122,7 @@ std::vector<DecompositionRecord> decompositions(const std::vector<sample_t>& sam
                                                 std::vector<es::StageStats>* stats = nullptr) {
   std::vector<DecompositionRecord> out;
   es::DecomposeStageConfig config;
+  config.options.backend = eigstream::Backend::cpu;  // these are the CPU path's tests (tests/gpu: the GPU's)
   config.channels = channels;
   config.warm_start = warm_start;
   auto s = run(samples, channels, block, reader, covariance, [&](es::Pipeline& pipeline, es::CovarianceStage& stage) {
@@ -241,6 +242,7 @@ TEST_CASE("stages: eigenvectors stay orthonormal over 100000 warm-started update
   const auto samples = generate(eigstream::ArraySignal(signal), block * blocks);
 
   es::DecomposeStageConfig config;
+  config.options.backend = eigstream::Backend::cpu;  // these are the CPU path's tests (tests/gpu: the GPU's)
   config.channels = channels;
   std::size_t count = 0, warm_count = 0;
   double worst = 0, worst_last = 0;
@@ -272,6 +274,7 @@ TEST_CASE("stages: MUSIC, MDL and MVDR on a simulated 8-element array through th
   const std::size_t channels = 8, block = 200, blocks = 10;
   const auto samples = array_samples(block * blocks, 21);
   es::DecomposeStageConfig decompose_config;
+  decompose_config.options.backend = eigstream::Backend::cpu;  // these are the CPU path's tests (tests/gpu: the GPU's)
   decompose_config.channels = channels;
   es::BeamformStageConfig beam_config;  // ULA of 8 at half a wavelength, MDL, grid -90..90 by 0.5
   std::vector<es::BeamformItem> results;
@@ -319,6 +322,7 @@ TEST_CASE("stages: KLT of 16 channels mixing 4 latent signals keeps them at k = 
   covariance_config.keep_samples = true;
   covariance_config.block_samples = block;
   es::DecomposeStageConfig decompose_config;
+  decompose_config.options.backend = eigstream::Backend::cpu;  // these are the CPU path's tests (tests/gpu: the GPU's)
   decompose_config.channels = channels;
   decompose_config.block_samples = block;
   for (const auto& rule : {eigstream::ComponentRule::fixed(4), eigstream::ComponentRule::energy(0.999)}) {
@@ -419,6 +423,7 @@ TEST_CASE("stages: wrong settings and inputs are clear errors", "[stages]") {
 
   // A KLT stage fed decompositions without the block's samples.
   es::DecomposeStageConfig decompose_config;
+  decompose_config.options.backend = eigstream::Backend::cpu;  // these are the CPU path's tests (tests/gpu: the GPU's)
   decompose_config.channels = channels;
   CHECK_THROWS_WITH(
       run(samples, channels, block, {}, per_block(channels),
@@ -441,6 +446,7 @@ TEST_CASE("stages: a decomposition that does not converge is skipped and never b
   const std::size_t channels = 8, block = 100, blocks = 6;
   const auto samples = array_samples(block * blocks, 61);
   es::DecomposeStageConfig config;
+  config.options.backend = eigstream::Backend::cpu;  // these are the CPU path's tests (tests/gpu: the GPU's)
   config.channels = channels;
   config.options.max_sweeps = 1;  // too few for a cold 8 x 8 solve
   std::vector<DecompositionRecord> got;

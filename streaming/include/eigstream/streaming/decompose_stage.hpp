@@ -1,9 +1,13 @@
-// DecomposeStage: the EVD (evd() of lib/, on the CPU) of each covariance, warm-started by default
-// from the eigenvectors of the previous covariance it decomposed, and DecompositionItem, what it
-// emits. The CPU solver re-orthonormalises every warm start it is given, so the eigenvectors do not
-// drift from orthonormality over a long stream. A skipped input, or a covariance the solver rejects
-// or does not converge on, is passed on flagged item_skipped (counted as malformed) and the warm
-// start stays that of the last good decomposition.
+// DecomposeStage: the EVD of each covariance, warm-started by default from the eigenvectors of the
+// last good decomposition, and DecompositionItem, what it emits.
+//  - CPU (evd() of lib/): one covariance at a time, each warm-started from the one before.
+//  - GPU (CUDA builds with a device; Options::backend automatic or cuda): `group` covariances in one
+//    launch of the batched kernel, all warm-started from the last good decomposition of the group
+//    before (the items wait until their group is full or the input ends, then leave in order).
+// Both re-orthonormalise every warm-started result (the CPU its warm start, the GPU kernel its output),
+// so the eigenvectors do not drift from orthonormality over a long stream. A skipped input, or a
+// covariance the solver rejects or does not converge on, is passed on flagged item_skipped (counted
+// as malformed) and never becomes the warm start.
 //
 // The item carries on what the consumers need of the covariance item: the block range, the
 // effective snapshot count (MDL) and, when the covariance item kept them, the block's samples
@@ -16,6 +20,7 @@
 
 #include <complex>
 #include <cstddef>
+#include <memory>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -54,24 +59,41 @@ struct DecompositionItem {
 struct DecomposeStageConfig {
   std::size_t channels = 0;
   bool warm_start = true;  // from the previous good decomposition
-  Options options;         // the solver's; the backend is always the CPU, sort descending
+  Options options;         // the solver's (sort is always descending); backend: automatic (the GPU
+                           // when the build has CUDA and a device is present), cpu or cuda
+  std::size_t group = 32;  // GPU: covariances per launch
   std::size_t block_samples = 0;  // the largest block whose samples are passed on (KltStage)
   std::size_t pool_items = 0;  // 0: StageContext::items_in_flight()
 };
 
+class GpuEvdGroup;
+
 class DecomposeStage : public Transform<CovarianceItem, DecompositionItem> {
  public:
   DecomposeStage(std::string name, DecomposeStageConfig config);
+  ~DecomposeStage() override;
+
+  // Where the decompositions run, decided when the pipeline starts (configure); Backend::cpu before.
+  Backend backend() const noexcept { return backend_; }
 
  protected:
   void configure(StageContext& context) override;
   void process(Handle<CovarianceItem> covariance) override;
+  void flush() override;
 
  private:
+  Handle<DecompositionItem> item_for(const CovarianceItem& covariance);
+  void solve_on_cpu(const CovarianceItem& covariance, DecompositionItem& item);
+  void solve_group();  // GPU: the pending items, then emits them in order
+
   DecomposeStageConfig config_;
+  Backend backend_ = Backend::cpu;
   Pool<DecompositionItem>* pool_ = nullptr;
-  std::vector<std::complex<float>> warm_;  // the last good eigenvectors
+  std::vector<std::complex<float>> warm_;  // CPU: the last good eigenvectors
   bool have_warm_ = false;
+  std::unique_ptr<GpuEvdGroup> gpu_;
+  std::vector<Handle<DecompositionItem>> pending_;  // GPU: the group being gathered
+  std::vector<std::size_t> pending_slots_;          // its slots in gpu_, or kNoSlot for skipped items
 };
 
 }  // namespace eigstream::streaming

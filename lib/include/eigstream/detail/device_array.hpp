@@ -1,5 +1,5 @@
-// Device memory owned by one host-memory call of the GPU path (cuda_evd.cpp, cuda_svd.cpp), and the
-// check that turns a CUDA status into Error(cuda).
+// Device memory owned by one call of the GPU path (cuda_evd.cpp, cuda_svd.cpp) or by one streaming
+// stage, and the check that turns a CUDA status into Error(cuda). CUDA builds only.
 #pragma once
 
 #include <cuda_runtime_api.h>
@@ -15,7 +15,7 @@ inline void check_cuda(cudaError_t status, const char* what) {
   if (status != cudaSuccess) throw Error(ErrorCode::cuda, std::string(what) + ": " + cudaGetErrorString(status));
 }
 
-// Device memory owned for the duration of one host-path call, allocated and freed in stream order:
+// Device memory owned by one call or stage, allocated and freed in stream order:
 // cudaFree would wait for the whole device, and a persistent solver's kernel never finishes.
 template <class T>
 class DeviceArray {

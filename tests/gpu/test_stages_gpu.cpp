@@ -1,0 +1,154 @@
+// The decompose stage's GPU path (groups of covariances per launch of the batched kernel) against its
+// CPU path on the same streams: eigenvalues and principal eigenvectors, skipped NaN blocks, a partial
+// last group, and orthonormality over 100000 warm-started updates. Label gpu.
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <complex>
+#include <limits>
+#include <vector>
+
+#include "eigstream/simulation.hpp"
+#include "eigstream/streaming/streaming.hpp"
+
+namespace es = eigstream::streaming;
+using eigstream::index_t;
+using eigstream::sample_t;
+using cfloat = std::complex<float>;
+
+namespace {
+
+std::vector<sample_t> array_samples(std::size_t channels, std::size_t snapshots, std::uint64_t seed) {
+  eigstream::ArraySignalConfig config;
+  config.geometry = eigstream::ArrayGeometry::uniform_linear(index_t(channels));
+  config.sources = {{-20, 10}, {35, 5}};
+  config.seed = seed;
+  std::vector<sample_t> samples(channels * snapshots);
+  eigstream::ArraySignal(config).generate({samples.data(), index_t(channels), index_t(snapshots), index_t(channels)});
+  return samples;
+}
+
+struct Result {
+  std::uint64_t sequence;
+  bool skipped, warm_started;
+  int sweeps;
+  std::vector<float> values;
+  std::vector<cfloat> vectors;
+};
+
+// source -> covariance (exponential, lambda 0.9) -> decompose (the backend asked for) -> results.
+std::vector<Result> decompose(const std::vector<sample_t>& samples, std::size_t channels, std::size_t block,
+                              eigstream::Backend backend, std::size_t group, eigstream::Backend* used = nullptr) {
+  es::Pipeline pipeline;
+  auto& source = pipeline.add<es::ReaderSource>(
+      "source", std::make_unique<es::MemoryReader>(samples.data(), samples.size() / channels, channels),
+      es::ReaderSourceOptions{block});
+  es::CovarianceStageConfig cc;
+  cc.covariance.channels = index_t(channels);
+  cc.covariance.lambda = 0.9;
+  auto& covariance = pipeline.add<es::CovarianceStage>("covariance", cc);
+  es::DecomposeStageConfig dc;
+  dc.channels = channels;
+  dc.options.backend = backend;
+  dc.group = group;
+  auto& stage = pipeline.add<es::DecomposeStage>("decompose", dc);
+  std::vector<Result> out;
+  auto& sink = pipeline.add<es::CallbackSink<es::DecompositionItem>>("sink", [&](const es::DecompositionItem& item) {
+    out.push_back({item.stamp.sequence, item.skipped(), item.warm_started, item.info.sweeps, item.values, item.vectors});
+  });
+  pipeline.connect(source, covariance);
+  pipeline.connect(covariance, stage);
+  pipeline.connect(stage, sink);
+  pipeline.start();
+  pipeline.wait();
+  if (used) *used = stage.backend();
+  return out;
+}
+
+double orthogonality(const std::vector<cfloat>& v, std::size_t n) {  // ||V^H V - I||_F in double
+  double sum = 0;
+  for (std::size_t i = 0; i < n; ++i)
+    for (std::size_t j = 0; j < n; ++j) {
+      std::complex<double> dot = 0;
+      for (std::size_t k = 0; k < n; ++k) dot += std::conj(std::complex<double>(v[k + i * n])) * std::complex<double>(v[k + j * n]);
+      sum += std::norm(dot - (i == j ? 1.0 : 0.0));
+    }
+  return std::sqrt(sum);
+}
+
+// |v_i^H v'_i| for column i of two eigenvector matrices.
+double alignment(const std::vector<cfloat>& a, const std::vector<cfloat>& b, std::size_t n, std::size_t i) {
+  std::complex<double> dot = 0;
+  for (std::size_t k = 0; k < n; ++k) dot += std::conj(std::complex<double>(a[k + i * n])) * std::complex<double>(b[k + i * n]);
+  return std::abs(dot);
+}
+
+void check_agree(const std::vector<Result>& cpu, const std::vector<Result>& gpu, std::size_t n) {
+  REQUIRE(cpu.size() == gpu.size());
+  const double eps = std::numeric_limits<float>::epsilon();
+  for (std::size_t b = 0; b < cpu.size(); ++b) {
+    INFO("block " << b);
+    REQUIRE(cpu[b].sequence == gpu[b].sequence);
+    REQUIRE(cpu[b].skipped == gpu[b].skipped);
+    if (cpu[b].skipped) continue;
+    const double scale = cpu[b].values[0];
+    for (std::size_t i = 0; i < n; ++i) CHECK(std::abs(cpu[b].values[i] - gpu[b].values[i]) <= 4 * n * eps * scale);
+    // The two sources' eigenvectors are well separated from the rest: the same up to a phase.
+    for (std::size_t i = 0; i < 2; ++i) CHECK(alignment(cpu[b].vectors, gpu[b].vectors, n, i) >= 1 - 1e-4);
+    CHECK(orthogonality(gpu[b].vectors, n) <= 4 * n * eps);
+  }
+}
+
+}  // namespace
+
+TEST_CASE("gpu stages: GPU and CPU decompositions of one stream agree, the last partial group included",
+          "[gpu][stages]") {
+  const std::size_t n = 8, block = 64, blocks = 300, group = 16;  // 300 = 18 groups of 16 + 12
+  const auto samples = array_samples(n, block * blocks, 3);
+  eigstream::Backend used = eigstream::Backend::cpu;
+  const auto cpu = decompose(samples, n, block, eigstream::Backend::cpu, group);
+  const auto gpu = decompose(samples, n, block, eigstream::Backend::cuda, group, &used);
+  CHECK(used == eigstream::Backend::cuda);
+  REQUIRE(gpu.size() == blocks);
+  check_agree(cpu, gpu, n);
+  // The first group starts cold, every later one from the group before.
+  for (std::size_t b = 0; b < blocks; ++b) CHECK(gpu[b].warm_started == (b >= group));
+  double cold = 0, warm = 0;
+  for (std::size_t b = 0; b < blocks; ++b) (b < group ? cold : warm) += gpu[b].sweeps;
+  CHECK(warm / double(blocks - group) < cold / double(group));
+  // auto picks the GPU when there is one.
+  decompose(samples, n, block, eigstream::Backend::automatic, group, &used);
+  CHECK(used == eigstream::Backend::cuda);
+}
+
+TEST_CASE("gpu stages: a block with a NaN sample is skipped and never becomes the warm start", "[gpu][stages]") {
+  const std::size_t n = 8, block = 64, blocks = 100, group = 8;
+  auto samples = array_samples(n, block * blocks, 4);
+  samples[(40 * block + 5) * n + 3] = sample_t(std::numeric_limits<float>::quiet_NaN(), 0);  // block 40
+  const auto cpu = decompose(samples, n, block, eigstream::Backend::cpu, group);
+  const auto gpu = decompose(samples, n, block, eigstream::Backend::cuda, group);
+  REQUIRE(gpu.size() == blocks);
+  CHECK(gpu[40].skipped);
+  check_agree(cpu, gpu, n);
+}
+
+TEST_CASE("gpu stages: eigenvectors stay orthonormal over 100000 warm-started updates in float", "[gpu][stages]") {
+  const std::size_t n = 4, block = 4, blocks = 100000, group = 32;
+  const auto samples = array_samples(n, block * blocks, 5);
+  const auto gpu = decompose(samples, n, block, eigstream::Backend::cuda, group);
+  REQUIRE(gpu.size() == blocks);
+  double worst = 0, worst_last = 0;
+  std::size_t warm = 0;
+  for (std::size_t b = 0; b < blocks; ++b) {
+    const double e = orthogonality(gpu[b].vectors, n);
+    worst = std::max(worst, e);
+    if (b >= blocks - 1000) worst_last = std::max(worst_last, e);
+    warm += gpu[b].warm_started;
+  }
+  INFO("worst ||V^H V - I||_F " << worst << ", over the last 1000 " << worst_last);
+  CHECK(warm == blocks - group);
+  const double bound = 4 * n * std::numeric_limits<float>::epsilon();
+  CHECK(worst <= bound);
+  CHECK(worst_last <= bound);
+}
