@@ -20,7 +20,6 @@ class GpuEvdGroup {
   using cfloat = std::complex<float>;
 
   GpuEvdGroup(std::size_t channels, std::size_t group, const Options& options);
-  ~GpuEvdGroup();
   GpuEvdGroup(const GpuEvdGroup&) = delete;
   GpuEvdGroup& operator=(const GpuEvdGroup&) = delete;
 
@@ -40,9 +39,16 @@ class GpuEvdGroup {
   bool has_warm_start() const noexcept { return has_warm_; }
 
  private:
+  // The stream outlives the device memory freed in its order (members are destroyed last to first).
+  struct Stream {
+    Stream();
+    ~Stream();
+    cudaStream_t handle = nullptr;
+  };
+
   std::size_t n_, nn_, group_;
   Options options_;
-  cudaStream_t stream_ = nullptr;
+  Stream stream_;
   HostBuffer host_buffer_;
   cfloat *host_a_, *host_v_;
   float* host_w_;
