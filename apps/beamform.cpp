@@ -247,8 +247,8 @@ int main(int argc, char** argv) {
       ->type_name("X:Y")
       ->excludes(elements);
   app.add_option("--block", s.block, "Samples (snapshots) per block")->check(CLI::Range(std::size_t(2), std::size_t(1) << 20))->capture_default_str();
-  app.add_option("--lambda", s.lambda, "Forget the covariance exponentially with this factor in (0, 1] (default: each block alone)")
-      ->check(CLI::Range(std::numeric_limits<double>::min(), 1.0));
+  app.add_option("--lambda", s.lambda, "Forget the covariance exponentially with this factor in (0, 1) (default: each block alone)")
+      ->check(CLI::Range(std::numeric_limits<double>::min(), 1.0 - std::numeric_limits<double>::epsilon()));
   app.add_option("--sources", s.sources, "K, the number of sources (default: estimated by MDL per block)")->check(CLI::PositiveNumber);
   app.add_option("--grid-step", s.grid_step, "Step of the angle grid in degrees")->check(CLI::Range(1e-3, 90.0))->capture_default_str();
   app.add_option("--truth", s.truth, "True source angles in degrees, for the summary's DOA error")->delimiter(',');

@@ -291,8 +291,8 @@ int main(int argc, char** argv) {
   eigstream::apps::add_input_flags(app, s.input);
   app.add_option("--out", s.out, "The KLT container to write")->required()->type_name("FILE");
   app.add_option("--block", s.block, "Samples per block")->check(CLI::Range(std::size_t(1), std::size_t(1) << 20))->capture_default_str();
-  app.add_option("--lambda", s.lambda, "Forgetting factor of the covariance, in (0, 1]")
-      ->check(CLI::Range(std::numeric_limits<double>::min(), 1.0))
+  app.add_option("--lambda", s.lambda, "Forgetting factor of the covariance, in [0, 1): the weight of the past")
+      ->check(CLI::Range(0.0, 1.0 - std::numeric_limits<double>::epsilon()))
       ->capture_default_str();
   auto* k = app.add_option("--components", s.components, "Keep exactly K components")->check(CLI::PositiveNumber);
   app.add_option("--energy", s.energy, "Keep the fewest components holding this fraction of the energy, in (0, 1]")

@@ -127,7 +127,7 @@ check_bad "block 2 \(samples 2048 to 3000\) holds NaN" --in nan.cf32 --channels 
 check_bad "needs --channels" --in mix.cf32 --out x.klt
 check_bad "--components 20 but the input has 16 channels" --in mix.cf32 --channels 16 --components 20 --out x.klt
 check_bad "excludes" --in mix.cf32 --channels 16 --components 4 --energy 0.9 --out x.klt
-check_bad "--lambda" --in mix.cf32 --channels 16 --lambda 1.5 --out x.klt
+check_bad "--lambda" --in mix.cf32 --channels 16 --lambda 1 --out x.klt
 check_bad "missing.cf32" --in missing.cf32 --channels 16 --out x.klt
 check_bad "--out is required" --in mix.cf32 --channels 16
 check_bad "nonexistent_dir/x.klt" --in mix.cf32 --channels 16 --out nonexistent_dir/x.klt
