@@ -1,6 +1,6 @@
 // pipebench: the processing stages: an in-memory source (looping over a simulated array signal) ->
-// covariance (CPU) -> EVD (CPU, or groups of --group on the GPU with --backend cuda/auto) -> MVDR beam
-// powers (CPU) -> a sink, as fast as it goes.
+// covariance (CPU, or cuBLAS with --backend cuda/auto) -> EVD (CPU, or groups of --group on the GPU)
+// -> MVDR beam powers (CPU) -> a sink, as fast as it goes.
 //
 // 64 channels of complex float and blocks of 1024 snapshots by default; exponential forgetting; the
 // EVD warm-started (case "warm") and cold (case "cold"); MVDR over -90..90 degrees by 0.5. Each
@@ -62,12 +62,14 @@ json run_case(const Settings& settings, const std::vector<es::sample_t>& signal,
   es::CovarianceStageConfig covariance;
   covariance.covariance.channels = eigstream::index_t(settings.channels);
   covariance.covariance.lambda = settings.lambda;
+  const eigstream::Backend backend = settings.backend == "cuda" ? eigstream::Backend::cuda
+                                     : settings.backend == "auto" ? eigstream::Backend::automatic
+                                                                  : eigstream::Backend::cpu;
+  covariance.backend = backend;
   es::DecomposeStageConfig decompose;
   decompose.channels = settings.channels;
   decompose.warm_start = warm_start;
-  decompose.options.backend = settings.backend == "cuda" ? eigstream::Backend::cuda
-                              : settings.backend == "auto" ? eigstream::Backend::automatic
-                                                           : eigstream::Backend::cpu;
+  decompose.options.backend = backend;
   decompose.group = settings.group;
   es::BeamformStageConfig beamform;
   beamform.geometry = eigstream::ArrayGeometry::uniform_linear(eigstream::index_t(settings.channels));
@@ -109,6 +111,7 @@ json run_case(const Settings& settings, const std::vector<es::sample_t>& signal,
   }
   const double blocks_per_second = double(after - before) / elapsed;
   return {{"warm_start", warm_start},
+          {"covariance_backend", cov.backend() == eigstream::Backend::cuda ? "cuda" : "cpu"},
           {"evd_backend", evd.backend() == eigstream::Backend::cuda ? "cuda" : "cpu"},
           {"blocks_per_second", blocks_per_second},
           {"snapshots_per_second", blocks_per_second * double(settings.block_samples)},
@@ -131,7 +134,8 @@ std::string markdown(const json& report) {
      << " cores; at the start " << report["machine"]["load"]["runnable_threads"].get<int>()
      << " threads runnable, 1-minute load average " << report["machine"]["load"]["load_average_1min"].get<double>()
      << ". " << s["channels"].get<std::size_t>() << " channels of complex float, blocks of "
-     << s["block_samples"].get<std::size_t>() << " snapshots; covariance (CPU, exponential, lambda "
+     << s["block_samples"].get<std::size_t>() << " snapshots; covariance ("
+     << report["cases"]["warm"]["covariance_backend"].get<std::string>() << ", exponential, lambda "
      << s["lambda"].get<double>() << ") -> EVD (" << report["cases"]["warm"]["evd_backend"].get<std::string>()
      << (report["cases"]["warm"]["evd_backend"] == "cuda" ? ", groups of " + std::to_string(s["group"].get<std::size_t>()) + " per launch" : std::string())
      << ") -> MVDR beam powers over 361 angles (CPU); queues of "

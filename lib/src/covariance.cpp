@@ -101,15 +101,14 @@ void Covariance<R>::end_block() {
   const std::size_t nn = block_sum_.size();
   if (config_.mode == CovarianceConfig::Mode::exponential) {
     const R scale = R(1) / R(block_snapshots_);
-    const R keep = blocks_ == 0 ? R(0) : R(config_.lambda);
-    const R take = blocks_ == 0 ? R(1) : R(1 - config_.lambda);
+    const ForgettingStep step = forgetting_step(blocks_, config_.lambda);
+    const R keep = R(step.keep), take = R(step.take);
     for (index_t j = 0; j < n; ++j)
       for (index_t i = j; i < n; ++i) {
         const std::size_t k = std::size_t(i + j * n);
         estimate_[k] = keep * estimate_[k] + take * (block_sum_[k] * scale);
       }
-    weight_square_sum_ = double(keep) * double(keep) * weight_square_sum_ +
-                         double(take) * double(take) / double(block_snapshots_);
+    weight_square_sum_ = step.weight_square_sum(weight_square_sum_, block_snapshots_);
   } else {
     const index_t window = config_.window;
     const index_t slot = blocks_ % window;

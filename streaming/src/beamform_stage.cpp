@@ -38,16 +38,27 @@ void BeamformStage::process(Handle<DecompositionItem> decomposition) {
   item->info = decomposition->info;
   if (!decomposition->skipped()) {
     const EvdView<float> evd{decomposition->values.data(), decomposition->eigenvectors()};
-    beamformer_.eigen_weights(evd, item->eigen_weights.data());
-    if (config_.mvdr) beamformer_.mvdr_power(evd, config_.mvdr_loading, item->mvdr_power.data());
-    if (config_.music) {
-      item->sources = config_.sources > 0
-                          ? config_.sources
-                          : std::size_t(mdl_sources(evd.values, n, decomposition->effective_snapshots));
-      if (item->sources > 0) {
-        beamformer_.music_spectrum(evd, index_t(item->sources), item->music_spectrum.data());
-        item->doas = std::size_t(beamformer_.music_doa(evd, index_t(item->sources), item->doa_storage.data()));
+    try {
+      beamformer_.eigen_weights(evd, item->eigen_weights.data());
+      if (config_.mvdr) beamformer_.mvdr_power(evd, config_.mvdr_loading, item->mvdr_power.data());
+      if (config_.music) {
+        item->sources = config_.sources > 0
+                            ? config_.sources
+                            : std::size_t(mdl_sources(evd.values, n, decomposition->effective_snapshots));
+        if (item->sources > 0) {
+          beamformer_.music_spectrum(evd, index_t(item->sources), item->music_spectrum.data());
+          item->doas = std::size_t(beamformer_.music_doa(evd, index_t(item->sources), item->doa_storage.data()));
+        }
       }
+    } catch (const Error& e) {
+      // A covariance of fewer snapshots than elements (a short last block, without loading) has
+      // eigenvalues that are not > 0, which MDL and unloaded MVDR refuse: the block is flagged and
+      // counted, and the stream goes on.
+      if (e.code() != ErrorCode::invalid_input) throw;
+      item->stamp.flags |= item_skipped;
+      item->sources = 0;
+      item->doas = 0;
+      count_malformed();
     }
   }
   decomposition.reset();

@@ -2,9 +2,18 @@
 #include "eigstream/streaming/covariance_stage.hpp"
 
 #include "eigstream/error.hpp"
+#include "stage_backend.hpp"
 
 #include <algorithm>
 #include <utility>
+
+#if defined(EIGSTREAM_HAVE_CUDA)
+#include "gpu_covariance.hpp"
+#else
+namespace eigstream::streaming {
+class GpuCovariance {};  // CPU-only builds never make one
+}  // namespace eigstream::streaming
+#endif
 
 namespace eigstream::streaming {
 
@@ -16,7 +25,17 @@ CovarianceStage::CovarianceStage(std::string name, CovarianceStageConfig config)
     throw Error(ErrorCode::invalid_argument, where + "keep_samples needs block_samples > 0");
 }
 
+CovarianceStage::~CovarianceStage() = default;
+
 void CovarianceStage::configure(StageContext& context) {
+  const std::string where = "streaming: covariance stage '" + name() + "': ";
+  const bool exponential = config_.covariance.mode == CovarianceConfig::Mode::exponential;
+  if (config_.backend == Backend::cuda && !exponential)
+    throw Error(ErrorCode::invalid_argument, where + "the GPU path keeps exponential forgetting only, not a sliding window");
+  backend_ = exponential ? resolve_stage_backend(where, config_.backend) : Backend::cpu;
+#if defined(EIGSTREAM_HAVE_CUDA)
+  if (backend_ == Backend::cuda) gpu_ = std::make_unique<GpuCovariance>(std::size_t(estimate_.channels()));
+#endif
   const std::size_t items = config_.pool_items > 0 ? config_.pool_items : context.items_in_flight();
   pool_ = &context.make_pool<CovarianceItem>(items, std::size_t(estimate_.channels()),
                                              config_.keep_samples ? config_.block_samples : 0);
@@ -38,7 +57,7 @@ void CovarianceStage::process(Handle<Block> block) {
                                            index_t(block->channels())};
   const bool valid = !find_non_finite(samples).found;
   if (valid) {
-    estimate_.update(samples);
+    fold(samples);
     if (++since_emitted_ < config_.hop) return;
     since_emitted_ = 0;
   } else {
@@ -49,14 +68,13 @@ void CovarianceStage::process(Handle<Block> block) {
   item->stamp = block->stamp;
   item->first_sample = block->first_sample;
   item->end_sample = block->first_sample + block->samples;
-  item->blocks = std::uint64_t(estimate_.blocks());
-  item->effective_snapshots = estimate_.effective_snapshots();
+  item->blocks = std::uint64_t(gpu_ ? gpu_blocks_ : estimate_.blocks());
+  item->effective_snapshots = gpu_ ? 1 / gpu_weight_square_sum_ : estimate_.effective_snapshots();
   item->snapshots = 0;
   if (!valid) {
     item->stamp.flags |= item_skipped;
   } else {
-    const index_t n = estimate_.channels();
-    estimate_.covariance({item->matrix.data(), n, n, n});
+    read(item->matrix.data());
     if (config_.keep_samples) {
       std::copy_n(block->data(), block->samples * block->channels(), item->samples.data());
       item->snapshots = block->samples;
@@ -64,6 +82,34 @@ void CovarianceStage::process(Handle<Block> block) {
   }
   block.reset();
   emit(std::move(item));
+}
+
+void CovarianceStage::fold(MatrixView<const sample_t> samples) {
+#if defined(EIGSTREAM_HAVE_CUDA)
+  if (gpu_) {
+    const ForgettingStep step = forgetting_step(gpu_blocks_, config_.covariance.lambda);
+    gpu_->update(samples.data, std::size_t(samples.cols), float(step.keep), float(step.take));
+    gpu_weight_square_sum_ = step.weight_square_sum(gpu_weight_square_sum_, samples.cols);
+    ++gpu_blocks_;
+    return;
+  }
+#endif
+  estimate_.update(samples);
+}
+
+void CovarianceStage::read(std::complex<float>* out) {
+  const index_t n = estimate_.channels();
+#if defined(EIGSTREAM_HAVE_CUDA)
+  if (gpu_) {
+    gpu_->read(out);
+    double trace = 0;
+    for (index_t i = 0; i < n; ++i) trace += out[i + i * n].real();
+    const float delta = float(config_.covariance.loading.amount(trace, n));
+    for (index_t i = 0; i < n; ++i) out[i + i * n] += delta;
+    return;
+  }
+#endif
+  estimate_.covariance({out, n, n, n});
 }
 
 }  // namespace eigstream::streaming

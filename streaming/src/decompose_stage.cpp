@@ -3,6 +3,7 @@
 
 #include "eigstream/error.hpp"
 #include "eigstream/evd.hpp"
+#include "stage_backend.hpp"
 
 #include <algorithm>
 #include <limits>
@@ -22,20 +23,6 @@ namespace {
 
 constexpr std::size_t kNoSlot = std::numeric_limits<std::size_t>::max();
 
-Backend choose_backend(const std::string& stage, Backend requested) {
-  if (requested == Backend::cpu) return Backend::cpu;
-#if defined(EIGSTREAM_HAVE_CUDA)
-  if (cuda::device_available()) return Backend::cuda;
-#endif
-  if (requested == Backend::automatic) return Backend::cpu;
-  throw Error(ErrorCode::cuda, "streaming: decompose stage '" + stage + "': backend cuda was asked for, but " +
-#if defined(EIGSTREAM_HAVE_CUDA)
-                                   "no usable CUDA device was found");
-#else
-                                   "this build of eigstream has no CUDA backend");
-#endif
-}
-
 }  // namespace
 
 DecomposeStage::DecomposeStage(std::string name, DecomposeStageConfig config)
@@ -52,7 +39,7 @@ DecomposeStage::DecomposeStage(std::string name, DecomposeStageConfig config)
 DecomposeStage::~DecomposeStage() = default;
 
 void DecomposeStage::configure(StageContext& context) {
-  backend_ = choose_backend(name(), config_.options.backend);
+  backend_ = resolve_stage_backend("streaming: decompose stage '" + name() + "': ", config_.options.backend);
   config_.options.backend = Backend::cpu;  // the CPU path's solver, when it runs
   std::size_t items = config_.pool_items > 0 ? config_.pool_items : context.items_in_flight();
 #if defined(EIGSTREAM_HAVE_CUDA)

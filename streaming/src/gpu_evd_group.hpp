@@ -11,6 +11,7 @@
 
 #include "eigstream/detail/device_array.hpp"
 #include "eigstream/options.hpp"
+#include "cuda_stream.hpp"
 #include "eigstream/streaming/host_memory.hpp"
 
 namespace eigstream::streaming {
@@ -39,16 +40,9 @@ class GpuEvdGroup {
   bool has_warm_start() const noexcept { return has_warm_; }
 
  private:
-  // The stream outlives the device memory freed in its order (members are destroyed last to first).
-  struct Stream {
-    Stream();
-    ~Stream();
-    cudaStream_t handle = nullptr;
-  };
-
   std::size_t n_, nn_, group_;
   Options options_;
-  Stream stream_;
+  CudaStream stream_;  // before the device memory: destroyed after it
   HostBuffer host_buffer_;
   cfloat *host_a_, *host_v_;
   float* host_w_;

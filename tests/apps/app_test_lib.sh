@@ -47,3 +47,18 @@ check_bad() { # check_bad REGEX ARGS...: `run ARGS` (the test defines run) exits
   expect_stderr "$regex" "$*"
   [[ ! -s out ]] || fail "$*: printed a summary on failure"
 }
+free_udp_port() { # prints a UDP port of 127.0.0.1 that nothing is bound to
+  python3 -c 'import socket; s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
+}
+wait_for_udp_bind() { # wait_for_udp_bind PORT: until a receiver has bound it (at most 20 s), seen in /proc/net/udp
+  python3 - "$1" <<'PY' || fail "nothing bound UDP port $1 within 20 s"
+import sys, time
+port = ":%04X" % int(sys.argv[1])
+for _ in range(400):
+    with open("/proc/net/udp") as table:
+        if any(line.split()[1].endswith(port) for line in list(table)[1:]):
+            sys.exit(0)
+    time.sleep(0.05)
+sys.exit(1)
+PY
+}

@@ -90,12 +90,12 @@ grep -q '"core:num_channels": *16' restored.sigmf-meta || fail "restored.sigmf-m
 ok "SigMF in and out"
 
 # UDP in: the same samples as from the file give the same container.
-PORT=$(python3 -c 'import socket; s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+PORT=$(free_udp_port)
 run_prog "$SIGGEN" mixture --channels 16 --latent 4 --snr 40 --samples 20000 --seed 7 --out small.cf32
 "$COMPRESS" --udp $PORT --channels 16 --components 4 --out udp.klt --quiet --idle-seconds 10 >udp.out 2>udp.err &
 COMPRESSOR=$!
-sleep 0.5  # let it bind
-run_prog "$SIGGEN" mixture --channels 16 --latent 4 --snr 40 --samples 20000 --seed 7 --udp 127.0.0.1:$PORT --rate 2000000
+wait_for_udp_bind $PORT
+run_prog "$SIGGEN" mixture --channels 16 --latent 4 --snr 40 --samples 20000 --seed 7 --udp 127.0.0.1:$PORT --rate 200000  # paced: a loaded machine must not drop datagrams
 expect_rc 0 "siggen --udp"
 wait $COMPRESSOR || { cat udp.err >&2; fail "klt_compress --udp failed"; }
 run_prog "$COMPRESS" --in small.cf32 --channels 16 --components 4 --out file.klt --quiet

@@ -1,6 +1,7 @@
-// The decompose stage's GPU path (groups of covariances per launch of the batched kernel) against its
-// CPU path on the same streams: eigenvalues and principal eigenvectors, skipped NaN blocks, a partial
-// last group, and orthonormality over 100000 warm-started updates. Label gpu.
+// The stages' GPU paths against their CPU paths on the same streams: the covariance kept by cuBLAS
+// (entries, effective snapshots, loading, a NaN block), and the decompose stage's groups of covariances
+// per launch of the batched kernel (eigenvalues and principal eigenvectors, skipped NaN blocks, a
+// partial last group, orthonormality over 100000 warm-started updates). Label gpu.
 #include <catch2/catch.hpp>
 
 #include <algorithm>
@@ -151,4 +152,52 @@ TEST_CASE("gpu stages: eigenvectors stay orthonormal over 100000 warm-started up
   const double bound = 4 * n * std::numeric_limits<float>::epsilon();
   CHECK(worst <= bound);
   CHECK(worst_last <= bound);
+}
+
+// source -> covariance (the backend asked for) -> the items.
+std::vector<es::CovarianceItem> covariances(const std::vector<sample_t>& samples, std::size_t channels, std::size_t block,
+                                            eigstream::Backend backend, eigstream::Backend* used) {
+  es::Pipeline pipeline;
+  auto& source = pipeline.add<es::ReaderSource>(
+      "source", std::make_unique<es::MemoryReader>(samples.data(), samples.size() / channels, channels),
+      es::ReaderSourceOptions{block});
+  es::CovarianceStageConfig cc;
+  cc.covariance.channels = index_t(channels);
+  cc.covariance.lambda = 0.95;
+  cc.covariance.loading = eigstream::DiagonalLoading::relative(0.01);
+  cc.backend = backend;
+  auto& stage = pipeline.add<es::CovarianceStage>("covariance", cc);
+  std::vector<es::CovarianceItem> out;
+  auto& sink = pipeline.add<es::CallbackSink<es::CovarianceItem>>("sink", [&](const es::CovarianceItem& item) { out.push_back(item); });
+  pipeline.connect(source, stage);
+  pipeline.connect(stage, sink);
+  pipeline.start();
+  pipeline.wait();
+  *used = stage.backend();
+  return out;
+}
+
+TEST_CASE("gpu stages: the cuBLAS covariance equals the CPU's, loading, weights and a NaN block included", "[gpu][stages]") {
+  const std::size_t n = 16, block = 100, blocks = 200;
+  auto samples = array_samples(n, block * blocks, 6);
+  samples[(70 * block + 9) * n + 2] = sample_t(0, std::numeric_limits<float>::infinity());  // block 70
+  eigstream::Backend used = eigstream::Backend::cpu;
+  const auto cpu = covariances(samples, n, block, eigstream::Backend::cpu, &used);
+  CHECK(used == eigstream::Backend::cpu);
+  const auto gpu = covariances(samples, n, block, eigstream::Backend::cuda, &used);
+  CHECK(used == eigstream::Backend::cuda);
+  REQUIRE(cpu.size() == blocks);
+  REQUIRE(gpu.size() == blocks);
+  for (std::size_t b = 0; b < blocks; ++b) {
+    INFO("block " << b);
+    REQUIRE(gpu[b].skipped() == (b == 70));
+    REQUIRE(cpu[b].skipped() == gpu[b].skipped());
+    CHECK(gpu[b].blocks == cpu[b].blocks);
+    CHECK(gpu[b].effective_snapshots == Approx(cpu[b].effective_snapshots).epsilon(1e-12));
+    if (gpu[b].skipped()) continue;
+    float scale = 0;
+    for (const auto& x : cpu[b].matrix) scale = std::max(scale, std::abs(x));
+    for (std::size_t k = 0; k < n * n; ++k) CHECK(std::abs(gpu[b].matrix[k] - cpu[b].matrix[k]) <= 1e-5f * scale);
+    for (std::size_t i = 0; i < n; ++i) CHECK(gpu[b].matrix[i + i * n].imag() == 0.0f);
+  }
 }

@@ -52,6 +52,20 @@ struct NonFiniteSample {
 };
 NonFiniteSample find_non_finite(MatrixView<const sample_t> block);
 
+// Exponential forgetting, step by step (what Covariance does, for estimators kept elsewhere, such as
+// on a GPU): the next block enters as R = keep R + take S / L, and the sum of the squared snapshot
+// weights (1 / effective snapshots) becomes keep^2 * before + take^2 / L.
+struct ForgettingStep {
+  double keep;  // 0 for the first block, lambda after
+  double take;  // 1 for the first block, 1 - lambda after
+  double weight_square_sum(double before, index_t snapshots) const {
+    return keep * keep * before + take * take / double(snapshots);
+  }
+};
+inline ForgettingStep forgetting_step(index_t blocks_before, double lambda) {
+  return blocks_before == 0 ? ForgettingStep{0, 1} : ForgettingStep{lambda, 1 - lambda};
+}
+
 template <class R>
 class Covariance {
  public:

@@ -1,17 +1,21 @@
 // CovarianceStage: turns blocks into covariance estimates (Covariance<float> of lib/, exponential
 // forgetting or a sliding window, optional diagonal loading), and CovarianceItem, what it emits.
+// With backend cuda (exponential forgetting only) the estimate lives on the GPU and cuBLAS folds
+// each block in (cublasCherk); the items are the same, to float rounding.
 // A block holding a NaN or infinite sample is counted as malformed and leaves the estimate as it
 // was; it is passed on as an item flagged item_skipped with no matrix, so the stages downstream see
 // every block in order.
 #pragma once
 
 #include "eigstream/covariance.hpp"
+#include "eigstream/options.hpp"
 #include "eigstream/streaming/block.hpp"
 #include "eigstream/streaming/stage.hpp"
 
 #include <complex>
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -53,20 +57,34 @@ struct CovarianceStageConfig {
   std::size_t block_samples = 0;  // the largest block, when keep_samples
   std::size_t hop = 1;            // emit an estimate every hop blocks (skipped blocks always pass)
   bool keep_samples = false;      // copy each block's samples into its item (for KltStage)
+  Backend backend = Backend::cpu;  // cpu; cuda (exponential forgetting); automatic: cuda when the
+                                   // mode is exponential, the build has CUDA and a device is present
   std::size_t pool_items = 0;     // items allocated at start; 0: StageContext::items_in_flight()
 };
+
+class GpuCovariance;
 
 class CovarianceStage : public Transform<Block, CovarianceItem> {
  public:
   CovarianceStage(std::string name, CovarianceStageConfig config);
+  ~CovarianceStage() override;
+
+  // Where the estimate is kept, decided when the pipeline starts (configure); Backend::cpu before.
+  Backend backend() const noexcept { return backend_; }
 
  protected:
   void configure(StageContext& context) override;
   void process(Handle<Block> block) override;
 
  private:
+  void fold(MatrixView<const sample_t> samples);  // into the estimate, CPU or GPU
+  void read(std::complex<float>* out);              // the loaded estimate, full Hermitian
   CovarianceStageConfig config_;
-  Covariance<float> estimate_;
+  Covariance<float> estimate_;  // the CPU's
+  Backend backend_ = Backend::cpu;
+  std::unique_ptr<GpuCovariance> gpu_;
+  index_t gpu_blocks_ = 0;              // the GPU's blocks folded in, and
+  double gpu_weight_square_sum_ = 0;    // its sum of squared snapshot weights (Covariance's bookkeeping)
   Pool<CovarianceItem>* pool_ = nullptr;
   std::uint64_t since_emitted_ = 0;
 };
