@@ -62,3 +62,15 @@ for _ in range(400):
 sys.exit(1)
 PY
 }
+wait_for_tcp_listen() { # wait_for_tcp_listen PORT: until something listens on it (at most 20 s), seen in /proc/net/tcp
+  python3 - "$1" <<'PY' || fail "nothing listened on TCP port $1 within 20 s"
+import sys, time
+port = ":%04X" % int(sys.argv[1])
+for _ in range(400):
+    with open("/proc/net/tcp") as table:
+        if any(f[1].endswith(port) and f[3] == "0A" for f in (line.split() for line in list(table)[1:])):
+            sys.exit(0)
+    time.sleep(0.05)
+sys.exit(1)
+PY
+}

@@ -102,6 +102,18 @@ doa_lines udp.out >udp.doa
 cmp -s udp.doa sigmf.doa || fail "the UDP path's estimates differ from the file path's"
 ok "UDP loopback gives the file path's estimates"
 
+# TCP: beamform listening, siggen connecting, gives the file path's estimates.
+PORT=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+"$BEAMFORM" --tcp-listen $PORT --channels 8 --elements 8 --quiet --no-powers --idle-seconds 10 >tcp.out 2>tcp.err &
+RECEIVER=$!
+wait_for_tcp_listen $PORT
+run_prog "$SIGGEN" "${ARRAY[@]}" --tcp 127.0.0.1:$PORT
+expect_rc 0 "siggen --tcp"
+wait $RECEIVER || { cat tcp.err >&2; fail "beamform --tcp-listen failed"; }
+doa_lines tcp.out >tcp.doa
+cmp -s tcp.doa sigmf.doa || fail "the TCP path's estimates differ from the file path's"
+ok "TCP gives the file path's estimates"
+
 # --plot: a picture through gnuplot when it is installed, else a message and still success.
 run --in doa.sigmf-meta --sources 2 --no-powers --plot doa.png --quiet
 expect_rc 0 "--plot"
