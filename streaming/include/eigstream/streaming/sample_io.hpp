@@ -8,9 +8,11 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "eigstream/views.hpp"
+
 namespace eigstream::streaming {
 
-using sample_t = std::complex<float>;
+using eigstream::sample_t;  // one complex<float> of one channel (views.hpp)
 
 // On-the-wire or on-disk encodings of one complex value.
 enum class SampleFormat {
