@@ -20,6 +20,7 @@
 #include "eigstream/eigstream.hpp"
 #include "eigstream/streaming/sigmf_spatial.hpp"
 #include "eigstream/streaming/streaming.hpp"
+#include "app_main.hpp"
 #include "gnuplot.hpp"
 #include "stream_input.hpp"
 
@@ -29,8 +30,6 @@ using eigstream::Error;
 using eigstream::ErrorCode;
 using eigstream::index_t;
 namespace io = eigstream::streaming;
-
-constexpr int kExitOk = 0, kExitInternal = 1, kExitBadInput = 2;
 
 struct Settings {
   eigstream::apps::InputFlags input;
@@ -195,19 +194,12 @@ int run(const Settings& s) {
     summary["blocks_with_another_count"] = score.other_count_blocks;
     if (score.pairs > 0) summary["rms_doa_error_deg"] = std::sqrt(score.squared / double(score.pairs));
   }
-  if (!s.plot.empty()) {
-    const std::string why_not = last_music.empty() ? "no block had sources to draw; no picture was written"
-                                                   : plot(s, bc.angles_deg, last_music, last_mvdr);
-    summary["plot"] = why_not.empty() ? s.plot : "none: " + why_not;
-    if (!why_not.empty()) std::cerr << "beamform: --plot: " << why_not << '\n';
-  }
-  std::cout << summary.dump() << std::endl;
-  if (!s.json.empty()) {
-    std::ofstream out(s.json);
-    out << summary.dump(2) << '\n';
-    if (!out) throw Error(ErrorCode::io, "--json " + s.json + ": cannot write");
-  }
-  return kExitOk;
+  if (!s.plot.empty())
+    eigstream::apps::record_plot(summary, "beamform", s.plot,
+                                 last_music.empty() ? "no block had sources to draw; no picture was written"
+                                                    : plot(s, bc.angles_deg, last_music, last_mvdr));
+  eigstream::apps::write_summary(summary, s.json);
+  return eigstream::apps::exit_ok;
 }
 
 }  // namespace
@@ -235,9 +227,6 @@ int main(int argc, char** argv) {
       "Example:\n"
       "  siggen array --elements 8 --source -20:10 --source 35:10 --samples 20000 --sigmf doa\n"
       "  beamform --in doa.sigmf-meta --sources 2 --no-powers\n");
-  app.failure_message([](const CLI::App*, const CLI::Error& e) {
-    return std::string("beamform: ") + e.what() + "\nRun 'beamform --help' for usage.\n";
-  });
   eigstream::apps::add_input_flags(app, s.input);
   auto* elements = app.add_option("--elements", s.elements, "A uniform linear array of N elements")->check(CLI::PositiveNumber);
   app.add_option("--spacing", s.spacing, "Element spacing of the uniform linear array, in wavelengths")
@@ -259,18 +248,5 @@ int main(int argc, char** argv) {
   app.add_option("--json", s.json, "Also write the summary (indented) to this file");
   app.add_option("--plot", s.plot, "Draw the last block's MUSIC pseudospectrum and MVDR beam pattern to this PNG (needs gnuplot)");
   app.add_flag("--quiet", s.quiet, "No status line");
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
-    return app.exit(e) == 0 ? kExitOk : kExitBadInput;
-  }
-  try {
-    return run(s);
-  } catch (const Error& e) {
-    std::cerr << "beamform: " << e.what() << '\n';
-    return e.code() == ErrorCode::cuda ? kExitInternal : kExitBadInput;
-  } catch (const std::exception& e) {
-    std::cerr << "beamform: internal error: " << e.what() << '\n';
-    return kExitInternal;
-  }
+  return eigstream::apps::run_app(app, argc, argv, [&] { return run(s); });
 }

@@ -25,6 +25,7 @@
 #include "eigstream/streaming/file_io.hpp"
 #include "eigstream/streaming/klt_container.hpp"
 #include "eigstream/streaming/streaming.hpp"
+#include "app_main.hpp"
 #include "gnuplot.hpp"
 #include "stream_input.hpp"
 
@@ -36,8 +37,6 @@ using eigstream::index_t;
 using eigstream::sample_t;
 namespace io = eigstream::streaming;
 using cfloat = std::complex<float>;
-
-constexpr int kExitOk = 0, kExitInternal = 1, kExitBadInput = 2;
 
 struct Settings {
   eigstream::apps::InputFlags input;
@@ -247,18 +246,9 @@ int run(const Settings& s) {
   };
   for (const auto& st : pipeline.stats())
     if (st.malformed > 0) summary["malformed_" + st.name] = st.malformed;
-  if (!s.plot.empty()) {
-    const std::string why_not = plot(s, compressor, channels);
-    summary["plot"] = why_not.empty() ? s.plot : "none: " + why_not;
-    if (!why_not.empty()) std::cerr << "klt_compress: --plot: " << why_not << '\n';
-  }
-  std::cout << summary.dump() << std::endl;
-  if (!s.json.empty()) {
-    std::ofstream out(s.json);
-    out << summary.dump(2) << '\n';
-    if (!out) throw Error(ErrorCode::io, "--json " + s.json + ": cannot write");
-  }
-  return kExitOk;
+  if (!s.plot.empty()) eigstream::apps::record_plot(summary, "klt_compress", s.plot, plot(s, compressor, channels));
+  eigstream::apps::write_summary(summary, s.json);
+  return eigstream::apps::exit_ok;
 }
 
 }  // namespace
@@ -285,9 +275,6 @@ int main(int argc, char** argv) {
       "  siggen mixture --channels 16 --latent 4 --snr 40 --samples 200000 --out mix.cf32\n"
       "  klt_compress --in mix.cf32 --channels 16 --components 4 --out mix.klt\n"
       "  klt_decompress --in mix.klt --out restored.cf32\n");
-  app.failure_message([](const CLI::App*, const CLI::Error& e) {
-    return std::string("klt_compress: ") + e.what() + "\nRun 'klt_compress --help' for usage.\n";
-  });
   eigstream::apps::add_input_flags(app, s.input);
   app.add_option("--out", s.out, "The KLT container to write")->required()->type_name("FILE");
   app.add_option("--block", s.block, "Samples per block")->check(CLI::Range(std::size_t(1), std::size_t(1) << 20))->capture_default_str();
@@ -314,19 +301,12 @@ int main(int argc, char** argv) {
   app.add_option("--reconstructed", s.reconstructed,
                  "Also write the reconstruction klt_decompress will produce, as raw cf32 (for checking)");
   app.add_flag("--quiet", s.quiet, "No status line");
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
-    return app.exit(e) == 0 ? kExitOk : kExitBadInput;
-  }
-  try {
-    return run(s);
-  } catch (const Error& e) {
-    std::cerr << "klt_compress: " << e.what() << '\n';
-    if (!s.reconstructed.empty()) std::remove(s.reconstructed.c_str());
-    return e.code() == ErrorCode::cuda ? kExitInternal : kExitBadInput;
-  } catch (const std::exception& e) {
-    std::cerr << "klt_compress: internal error: " << e.what() << '\n';
-    return kExitInternal;
-  }
+  return eigstream::apps::run_app(app, argc, argv, [&] {
+    try {
+      return run(s);
+    } catch (...) {
+      if (!s.reconstructed.empty()) std::remove(s.reconstructed.c_str());
+      throw;
+    }
+  });
 }

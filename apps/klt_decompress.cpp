@@ -18,6 +18,7 @@
 #include "eigstream/streaming/file_io.hpp"
 #include "eigstream/streaming/klt_container.hpp"
 #include "eigstream/streaming/sigmf.hpp"
+#include "app_main.hpp"
 
 namespace {
 
@@ -26,8 +27,6 @@ using eigstream::ErrorCode;
 using eigstream::index_t;
 using eigstream::sample_t;
 namespace io = eigstream::streaming;
-
-constexpr int kExitOk = 0, kExitInternal = 1, kExitBadInput = 2;
 
 struct Settings {
   std::string in, out, sigmf;
@@ -120,7 +119,7 @@ int run(const Settings& s) {
                               {"seconds", seconds}}
                    .dump()
             << std::endl;
-  return kExitOk;
+  return eigstream::apps::exit_ok;
 }
 
 }  // namespace
@@ -136,26 +135,10 @@ int main(int argc, char** argv) {
       "compressor's input, written as zeros), blocks, basis_updates, output_bytes, samples_per_second.\n\n"
       "Exit codes: 0 success; 1 internal error; 2 bad usage or bad input (the message on stderr starts\n"
       "with 'klt_decompress: ' and names the byte offset of a bad record).\n");
-  app.failure_message([](const CLI::App*, const CLI::Error& e) {
-    return std::string("klt_decompress: ") + e.what() + "\nRun 'klt_decompress --help' for usage.\n";
-  });
   app.add_option("--in", s.in, "The KLT container")->required()->type_name("FILE");
   auto* group = app.add_option_group("Output (exactly one)");
   group->add_option("--out", s.out, "Raw cf32 file")->type_name("FILE");
   group->add_option("--sigmf", s.sigmf, "SigMF recording BASE.sigmf-meta + BASE.sigmf-data")->type_name("BASE");
   group->require_option(1);
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
-    return app.exit(e) == 0 ? kExitOk : kExitBadInput;
-  }
-  try {
-    return run(s);
-  } catch (const Error& e) {
-    std::cerr << "klt_decompress: " << e.what() << '\n';
-    return kExitBadInput;
-  } catch (const std::exception& e) {
-    std::cerr << "klt_decompress: internal error: " << e.what() << '\n';
-    return kExitInternal;
-  }
+  return eigstream::apps::run_app(app, argc, argv, [&] { return run(s); });
 }

@@ -27,6 +27,7 @@
 #include "eigstream/streaming/sigmf_spatial.hpp"
 #include "eigstream/streaming/tcp_io.hpp"
 #include "eigstream/streaming/udp_io.hpp"
+#include "app_main.hpp"
 #include "stream_input.hpp"
 
 namespace {
@@ -37,8 +38,6 @@ using eigstream::index_t;
 using eigstream::sample_t;
 namespace io = eigstream::streaming;
 using eigstream::apps::parse_endpoint;
-
-constexpr int kExitOk = 0, kExitInternal = 1, kExitBadInput = 2;
 
 struct Args {
   // array
@@ -355,7 +354,7 @@ int run(const std::string& mode, const Args& a) {
   j["output"] = o.name;
   j["seconds"] = seconds;
   std::cout << j.dump() << std::endl;
-  return kExitOk;
+  return eigstream::apps::exit_ok;
 }
 
 }  // namespace
@@ -369,9 +368,6 @@ int main(int argc, char** argv) {
              "  siggen mixture --channels 16 --latent 4 --snr 40 --samples 100000 --out mix.cf32\n"
              "  siggen array --source 10:0 --udp 127.0.0.1:5000 --seqnum --rate 1e6\n");
   app.require_subcommand(1);
-  app.failure_message([](const CLI::App*, const CLI::Error& e) {
-    return std::string("siggen: ") + e.what() + "\nRun 'siggen --help' or 'siggen <mode> --help' for usage.\n";
-  });
 
   CLI::App* array = app.add_subcommand("array", "K narrowband sources on an N-element uniform linear array, white noise");
   array->footer(footer(
@@ -409,19 +405,5 @@ int main(int argc, char** argv) {
   mixture->add_option("--snr", a.snr_db, "Signal-to-noise ratio per channel in dB")->capture_default_str();
   add_common_options(mixture, a);
 
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
-    return app.exit(e) == 0 ? kExitOk : kExitBadInput;
-  }
-
-  try {
-    return run(array->parsed() ? "array" : "mixture", a);
-  } catch (const Error& e) {
-    std::cerr << "siggen: " << e.what() << '\n';
-    return kExitBadInput;
-  } catch (const std::exception& e) {
-    std::cerr << "siggen: internal error: " << e.what() << '\n';
-    return kExitInternal;
-  }
+  return eigstream::apps::run_app(app, argc, argv, [&] { return run(array->parsed() ? "array" : "mixture", a); });
 }
