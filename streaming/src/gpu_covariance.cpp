@@ -33,6 +33,8 @@ void GpuCovariance::update(const sample_t* block, std::size_t snapshots, float k
   detail::check_cuda(cudaMemcpyAsync(x_->get(), block, n_ * snapshots * sizeof(cfloat), cudaMemcpyHostToDevice,
                                      stream_.get()),
                      "covariance stage: copy to GPU");
+  // The block goes back to its pool when the stage returns: the copy must be done by then.
+  detail::check_cuda(cudaStreamSynchronize(stream_.get()), "covariance stage: copy to GPU");
   const float alpha = take / float(snapshots);
   check_blas(cublasCherk(blas_, CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_N, int(n_), int(snapshots), &alpha,
                          reinterpret_cast<const cuComplex*>(x_->get()), int(n_), &keep,

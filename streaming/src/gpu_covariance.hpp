@@ -26,8 +26,9 @@ class GpuCovariance {
   GpuCovariance(const GpuCovariance&) = delete;
   GpuCovariance& operator=(const GpuCovariance&) = delete;
 
-  // Folds block X (channels x snapshots, channels interleaved per snapshot; pinned host memory for
-  // an asynchronous copy) into R with the given weights.
+  // Folds block X (channels x snapshots, channels interleaved per snapshot; pinned host memory for a
+  // fast copy) into R with the given weights. Returns once X has been copied (the update itself may
+  // still run: read() waits for it), so the caller may reuse X's memory.
   void update(const sample_t* block, std::size_t snapshots, float keep, float take);
   // R, full Hermitian (the lower triangle mirrored, the diagonal real), into out (channels x channels).
   void read(cfloat* out);

@@ -156,7 +156,7 @@ TEST_CASE("gpu stages: eigenvectors stay orthonormal over 100000 warm-started up
 
 // source -> covariance (the backend asked for) -> the items.
 std::vector<es::CovarianceItem> covariances(const std::vector<sample_t>& samples, std::size_t channels, std::size_t block,
-                                            eigstream::Backend backend, eigstream::Backend* used) {
+                                            eigstream::Backend backend, eigstream::Backend* used, std::size_t hop = 1) {
   es::Pipeline pipeline;
   auto& source = pipeline.add<es::ReaderSource>(
       "source", std::make_unique<es::MemoryReader>(samples.data(), samples.size() / channels, channels),
@@ -166,6 +166,7 @@ std::vector<es::CovarianceItem> covariances(const std::vector<sample_t>& samples
   cc.covariance.lambda = 0.95;
   cc.covariance.loading = eigstream::DiagonalLoading::relative(0.01);
   cc.backend = backend;
+  cc.hop = hop;
   auto& stage = pipeline.add<es::CovarianceStage>("covariance", cc);
   std::vector<es::CovarianceItem> out;
   auto& sink = pipeline.add<es::CallbackSink<es::CovarianceItem>>("sink", [&](const es::CovarianceItem& item) { out.push_back(item); });
@@ -199,5 +200,24 @@ TEST_CASE("gpu stages: the cuBLAS covariance equals the CPU's, loading, weights 
     for (const auto& x : cpu[b].matrix) scale = std::max(scale, std::abs(x));
     for (std::size_t k = 0; k < n * n; ++k) CHECK(std::abs(gpu[b].matrix[k] - cpu[b].matrix[k]) <= 1e-5f * scale);
     for (std::size_t i = 0; i < n; ++i) CHECK(gpu[b].matrix[i + i * n].imag() == 0.0f);
+  }
+}
+
+// With a hop, blocks are folded in without an estimate being read back: each block's copy to the GPU
+// must be complete before the block returns to the source's pool and is refilled.
+TEST_CASE("gpu stages: the cuBLAS covariance with a hop of 3 equals the CPU's", "[gpu][stages]") {
+  const std::size_t n = 16, block = 100, blocks = 300;
+  const auto samples = array_samples(n, block * blocks, 7);
+  eigstream::Backend used = eigstream::Backend::cpu;
+  const auto cpu = covariances(samples, n, block, eigstream::Backend::cpu, &used, 3);
+  const auto gpu = covariances(samples, n, block, eigstream::Backend::cuda, &used, 3);
+  CHECK(used == eigstream::Backend::cuda);
+  REQUIRE(cpu.size() == blocks / 3);
+  REQUIRE(gpu.size() == cpu.size());
+  for (std::size_t b = 0; b < gpu.size(); ++b) {
+    INFO("estimate " << b);
+    float scale = 0;
+    for (const auto& x : cpu[b].matrix) scale = std::max(scale, std::abs(x));
+    for (std::size_t k = 0; k < n * n; ++k) CHECK(std::abs(gpu[b].matrix[k] - cpu[b].matrix[k]) <= 1e-5f * scale);
   }
 }
