@@ -140,9 +140,7 @@ int run(const Settings& s) {
   auto& covariance = pipeline.add<io::CovarianceStage>("covariance", cc);
   io::DecomposeStageConfig dc;
   dc.channels = channels;
-  dc.options.backend = s.backend == "cuda" ? eigstream::Backend::cuda
-                       : s.backend == "cpu"  ? eigstream::Backend::cpu
-                                             : eigstream::Backend::automatic;
+  eigstream::parse_backend(s.backend, dc.options.backend);  // checked by --backend's IsMember
   auto& decompose = pipeline.add<io::DecomposeStage>("decompose", dc);
   io::BeamformStageConfig bc;
   bc.geometry = geometry;
@@ -185,7 +183,7 @@ int run(const Settings& s) {
 
   nlohmann::json summary = {{"summary", true}, {"blocks", blocks}, {"skipped_blocks", skipped},
                             {"elements", channels}, {"block_samples", s.block}, {"seconds", seconds},
-                            {"backend", decompose.backend() == eigstream::Backend::cuda ? "cuda" : "cpu"}};
+                            {"backend", eigstream::to_string(decompose.backend())}};
   for (const auto& st : pipeline.stats())
     if (st.malformed > 0) summary["malformed_" + st.name] = st.malformed;
   if (!truth.empty()) {

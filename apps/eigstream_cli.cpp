@@ -180,9 +180,7 @@ eigstream::Options solver_options(const Args& args) {
   o.sort = args.sort == "ascending" ? eigstream::Sort::ascending
            : args.sort == "none"    ? eigstream::Sort::none
                                     : eigstream::Sort::descending;
-  o.backend = args.backend == "cpu"    ? eigstream::Backend::cpu
-              : args.backend == "cuda" ? eigstream::Backend::cuda
-                                       : eigstream::Backend::automatic;
+  eigstream::parse_backend(args.backend, o.backend);  // checked by --backend's IsMember
   o.method = args.method == "one-sided" ? eigstream::Method::one_sided : eigstream::Method::two_sided;
   return o;
 }

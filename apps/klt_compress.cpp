@@ -206,9 +206,7 @@ int run(const Settings& s) {
   auto& covariance = pipeline.add<io::CovarianceStage>("covariance", cc);
   io::DecomposeStageConfig dc;
   dc.channels = channels;
-  dc.options.backend = s.backend == "cuda" ? eigstream::Backend::cuda
-                       : s.backend == "cpu"  ? eigstream::Backend::cpu
-                                             : eigstream::Backend::automatic;
+  eigstream::parse_backend(s.backend, dc.options.backend);  // checked by --backend's IsMember
   dc.block_samples = s.block;
   auto& decompose = pipeline.add<io::DecomposeStage>("decompose", dc);
   auto& sink = pipeline.add<io::CallbackSink<io::DecompositionItem>>(
@@ -242,7 +240,7 @@ int run(const Settings& s) {
       {"components_max", compressor.components_max()},
       {"samples_per_second", double(t.samples) / seconds},
       {"seconds", seconds},
-      {"backend", decompose.backend() == eigstream::Backend::cuda ? "cuda" : "cpu"},
+      {"backend", eigstream::to_string(decompose.backend())},
   };
   for (const auto& st : pipeline.stats())
     if (st.malformed > 0) summary["malformed_" + st.name] = st.malformed;

@@ -19,6 +19,7 @@
 #include "eigstream/streaming/klt_container.hpp"
 #include "eigstream/streaming/sigmf.hpp"
 #include "app_main.hpp"
+#include "pending_output.hpp"
 
 namespace {
 
@@ -32,55 +33,24 @@ struct Settings {
   std::string in, out, sigmf;
 };
 
-// The output under temporary names, renamed into place by commit(); removed if never committed.
-class Output {
- public:
-  Output(const Settings& s, std::size_t channels, double sample_rate) {
-    if (!s.out.empty()) {
-      final_ = {s.out};
-      partial_ = {s.out + ".partial"};
-      writer_ = std::make_unique<io::FileSampleWriter>(partial_[0], io::SampleFormat::cf32_le, channels);
-    } else {
-      const io::SigmfPaths target = io::sigmf_paths(s.sigmf);
-      const io::SigmfPaths temporary = io::sigmf_paths(s.sigmf + ".partial");
-      final_ = {target.meta, target.data};
-      partial_ = {temporary.meta, temporary.data};
-      io::SigmfMetadata meta;
-      meta.datatype = io::SampleFormat::cf32_le;
-      meta.num_channels = channels;
-      meta.sample_rate = sample_rate;
-      meta.description = "restored by klt_decompress from " + s.in;
-      meta.captures.push_back({});
-      writer_ = std::make_unique<io::SigmfWriter>(s.sigmf + ".partial", meta);
-    }
-  }
-  ~Output() {
-    writer_.reset();
-    if (!committed_)
-      for (const auto& p : partial_) std::remove(p.c_str());
-  }
-  io::SampleWriter& writer() { return *writer_; }
-  void commit() {
-    writer_->flush();
-    writer_.reset();
-    for (std::size_t i = 0; i < partial_.size(); ++i)
-      if (std::rename(partial_[i].c_str(), final_[i].c_str()) != 0)
-        throw Error(ErrorCode::io, "cannot rename " + partial_[i] + " to " + final_[i]);
-    committed_ = true;
-  }
-  const std::string& data_path() const { return final_.back(); }
-
- private:
-  std::vector<std::string> final_, partial_;
-  std::unique_ptr<io::SampleWriter> writer_;
-  bool committed_ = false;
-};
+// The restored samples: a raw cf32 file or a SigMF recording, renamed into place when complete.
+std::unique_ptr<eigstream::apps::PendingSampleFile> open_output(const Settings& s, std::size_t channels,
+                                                                double sample_rate) {
+  if (!s.out.empty()) return eigstream::apps::PendingSampleFile::raw(s.out, io::SampleFormat::cf32_le, channels);
+  io::SigmfMetadata meta;
+  meta.datatype = io::SampleFormat::cf32_le;
+  meta.num_channels = channels;
+  meta.sample_rate = sample_rate;
+  meta.description = "restored by klt_decompress from " + s.in;
+  meta.captures.push_back({});
+  return eigstream::apps::PendingSampleFile::sigmf(s.sigmf, meta);
+}
 
 int run(const Settings& s) {
   const auto t0 = std::chrono::steady_clock::now();
   io::KltReader reader(s.in);
   const std::size_t channels = reader.header().channels;
-  Output output(s, channels, reader.header().sample_rate);
+  const auto output = open_output(s, channels, reader.header().sample_rate);
   io::KltBlock block;
   std::vector<std::complex<float>> basis;
   std::vector<sample_t> samples, zeros;
@@ -92,7 +62,7 @@ int run(const Settings& s) {
       zeros.assign(channels * 4096, sample_t{});
       for (std::uint64_t left = gap; left > 0;) {
         const std::size_t count = std::size_t(std::min<std::uint64_t>(left, 4096));
-        output.writer().write(zeros.data(), count);
+        output->writer().write(zeros.data(), count);
         left -= count;
       }
       gap_samples += gap;
@@ -101,14 +71,14 @@ int run(const Settings& s) {
     samples.resize(channels * block.snapshots);
     eigstream::klt_reconstruct<float>({basis.data(), n, k, n}, {block.coefficients.data(), k, l, k},
                                       {samples.data(), n, l, n});
-    output.writer().write(samples.data(), block.snapshots);
+    output->writer().write(samples.data(), block.snapshots);
     next_sample = block.first_sample + block.snapshots;
   }
-  output.commit();
+  output->commit();
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   const io::KltTotals& t = reader.totals();
   std::cout << nlohmann::json{{"input", s.in},
-                              {"output", output.data_path()},
+                              {"output", output->data_path()},
                               {"channels", channels},
                               {"samples", t.samples + gap_samples},
                               {"gap_samples", gap_samples},

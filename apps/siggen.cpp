@@ -28,6 +28,7 @@
 #include "eigstream/streaming/tcp_io.hpp"
 #include "eigstream/streaming/udp_io.hpp"
 #include "app_main.hpp"
+#include "pending_output.hpp"
 #include "stream_input.hpp"
 
 namespace {
@@ -175,47 +176,22 @@ struct Generator {
   void generate(eigstream::MatrixView<sample_t> block) { array ? array->generate(block) : mixture->generate(block); }
 };
 
-// A file written under NAME.partial and renamed to NAME by commit(); removed if never committed.
-class PendingFile {
- public:
-  PendingFile(std::string final_path, std::string temporary)
-      : final_(std::move(final_path)), temporary_(std::move(temporary)) {}
-  ~PendingFile() {
-    if (!committed_) std::remove(temporary_.c_str());
-  }
-  const std::string& temporary() const { return temporary_; }
-  void commit() {
-    if (std::rename(temporary_.c_str(), final_.c_str()) != 0)
-      throw Error(ErrorCode::io, final_ + ": cannot rename " + temporary_ + " into place: " + std::strerror(errno));
-    committed_ = true;
-  }
-
- private:
-  std::string final_, temporary_;
-  bool committed_ = false;
-};
-
+// Where the samples go: a file (committed at the end) or a stream.
 struct Output {
-  std::vector<std::unique_ptr<PendingFile>> files;  // committed in order at the end (destroyed after the writer)
-  std::unique_ptr<io::SampleWriter> writer;
+  std::unique_ptr<eigstream::apps::PendingSampleFile> file;
+  std::unique_ptr<io::SampleWriter> stream;
   io::UdpSampleWriter* udp = nullptr;
   std::string name;
+  io::SampleWriter& writer() { return file ? file->writer() : *stream; }
 };
 
 Output open_output(const Args& a, const Generator& g, io::SampleFormat format, const std::vector<eigstream::SourceSpec>& sources) {
   Output o;
   const std::size_t channels = std::size_t(g.channels());
   if (!a.out.empty()) {
-    o.files.push_back(std::make_unique<PendingFile>(a.out, a.out + ".partial"));
-    o.writer = std::make_unique<io::FileSampleWriter>(o.files[0]->temporary(), format, channels);
+    o.file = eigstream::apps::PendingSampleFile::raw(a.out, format, channels);
     o.name = a.out;
   } else if (!a.sigmf.empty()) {
-    // Written as BASE.partial.sigmf-{data,meta}, then renamed: data first, metadata last.
-    const io::SigmfPaths paths = io::sigmf_paths(a.sigmf);
-    const std::string base = paths.meta.substr(0, paths.meta.size() - std::strlen(".sigmf-meta"));
-    const io::SigmfPaths temporary = io::sigmf_paths(base + ".partial");
-    o.files.push_back(std::make_unique<PendingFile>(paths.data, temporary.data));
-    o.files.push_back(std::make_unique<PendingFile>(paths.meta, temporary.meta));
     io::SigmfMetadata m;
     m.datatype = format;
     m.sample_rate = a.sample_rate;
@@ -244,8 +220,8 @@ Output open_output(const Args& a, const Generator& g, io::SampleFormat format, c
                       " latent signals at " + std::to_string(a.snr_db) + " dB SNR, seed " + std::to_string(a.seed);
     }
     m.captures.push_back(capture);
-    o.writer = std::make_unique<io::SigmfWriter>(temporary.meta, m);
-    o.name = paths.data;
+    o.file = eigstream::apps::PendingSampleFile::sigmf(a.sigmf, m);
+    o.name = o.file->data_path();
   } else if (!a.udp.empty()) {
     const auto [host, port] = parse_endpoint("--udp", a.udp);
     io::UdpWriterOptions u;
@@ -256,7 +232,7 @@ Output open_output(const Args& a, const Generator& g, io::SampleFormat format, c
     u.seqnum_header = a.seqnum;
     auto writer = std::make_unique<io::UdpSampleWriter>(u);
     o.udp = writer.get();
-    o.writer = std::move(writer);
+    o.stream = std::move(writer);
     o.name = "udp:" + a.udp;
   } else {
     const auto [host, port] = parse_endpoint("--tcp", a.tcp);
@@ -265,7 +241,7 @@ Output open_output(const Args& a, const Generator& g, io::SampleFormat format, c
     t.port = port;
     t.format = format;
     t.channels = channels;
-    o.writer = std::make_unique<io::TcpSampleWriter>(t);
+    o.stream = std::make_unique<io::TcpSampleWriter>(t);
     o.name = "tcp:" + a.tcp;
   }
   return o;
@@ -326,7 +302,7 @@ int run(const std::string& mode, const Args& a) {
     g.generate(eigstream::matrix(block.data(), channels, index_t(n)));
     if (scale != 1)
       for (std::size_t i = 0; i < n * std::size_t(channels); ++i) block[i] *= scale;
-    o.writer->write(block.data(), n);
+    o.writer().write(block.data(), n);
     done += n;
     const auto now = std::chrono::steady_clock::now();
     if (a.rate > 0) std::this_thread::sleep_until(start + std::chrono::duration<double>(double(done) / a.rate));
@@ -335,12 +311,15 @@ int run(const std::string& mode, const Args& a) {
       next_status = now + std::chrono::milliseconds(500);
     }
   }
-  if (o.udp)
-    o.udp->send_end();
-  else
-    o.writer->flush();
-  o.writer.reset();
-  for (auto& f : o.files) f->commit();
+  if (o.file) {
+    o.file->commit();
+  } else {
+    if (o.udp)
+      o.udp->send_end();
+    else
+      o.stream->flush();
+    o.stream.reset();
+  }
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   if (status) print_status(done, a.samples, seconds, true);
 

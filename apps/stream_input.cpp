@@ -22,7 +22,7 @@ bool ends_with(const std::string& s, const std::string& suffix) {
 
 io::SampleFormat format_of(const InputFlags& flags) {
   io::SampleFormat format;
-  if (!io::parse_sample_format(flags.format + "_le", format) && !io::parse_sample_format(flags.format, format))
+  if (!io::parse_sample_format(flags.format + "_le", format))
     bad("--format " + flags.format + ": expected cf32 or ci16");
   return format;
 }

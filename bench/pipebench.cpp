@@ -62,9 +62,8 @@ json run_case(const Settings& settings, const std::vector<es::sample_t>& signal,
   es::CovarianceStageConfig covariance;
   covariance.covariance.channels = eigstream::index_t(settings.channels);
   covariance.covariance.lambda = settings.lambda;
-  const eigstream::Backend backend = settings.backend == "cuda" ? eigstream::Backend::cuda
-                                     : settings.backend == "auto" ? eigstream::Backend::automatic
-                                                                  : eigstream::Backend::cpu;
+  eigstream::Backend backend = eigstream::Backend::cpu;
+  eigstream::parse_backend(settings.backend, backend);  // checked by --backend's IsMember
   covariance.backend = backend;
   es::DecomposeStageConfig decompose;
   decompose.channels = settings.channels;
@@ -111,8 +110,8 @@ json run_case(const Settings& settings, const std::vector<es::sample_t>& signal,
   }
   const double blocks_per_second = double(after - before) / elapsed;
   return {{"warm_start", warm_start},
-          {"covariance_backend", cov.backend() == eigstream::Backend::cuda ? "cuda" : "cpu"},
-          {"evd_backend", evd.backend() == eigstream::Backend::cuda ? "cuda" : "cpu"},
+          {"covariance_backend", eigstream::to_string(cov.backend())},
+          {"evd_backend", eigstream::to_string(evd.backend())},
           {"blocks_per_second", blocks_per_second},
           {"snapshots_per_second", blocks_per_second * double(settings.block_samples)},
           {"samples_per_second", blocks_per_second * double(settings.block_samples * settings.channels)},

@@ -7,6 +7,28 @@
 #include "eigstream/cuda.hpp"
 #endif
 
+namespace eigstream {
+
+const char* to_string(Backend backend) noexcept {
+  switch (backend) {
+    case Backend::cpu: return "cpu";
+    case Backend::cuda: return "cuda";
+    case Backend::automatic: return "auto";
+  }
+  return "?";
+}
+
+bool parse_backend(const std::string& name, Backend& backend) noexcept {
+  for (Backend b : {Backend::cpu, Backend::cuda, Backend::automatic})
+    if (name == to_string(b)) {
+      backend = b;
+      return true;
+    }
+  return false;
+}
+
+}  // namespace eigstream
+
 namespace eigstream::detail {
 
 Backend resolve_backend(const char* op, Backend requested, bool kernel_fits, const char* kernel_limits,

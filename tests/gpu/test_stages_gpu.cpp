@@ -10,6 +10,7 @@
 #include <limits>
 #include <vector>
 
+#include "eigstream/accuracy.hpp"
 #include "eigstream/simulation.hpp"
 #include "eigstream/streaming/streaming.hpp"
 
@@ -67,15 +68,8 @@ std::vector<Result> decompose(const std::vector<sample_t>& samples, std::size_t 
   return out;
 }
 
-double orthogonality(const std::vector<cfloat>& v, std::size_t n) {  // ||V^H V - I||_F in double
-  double sum = 0;
-  for (std::size_t i = 0; i < n; ++i)
-    for (std::size_t j = 0; j < n; ++j) {
-      std::complex<double> dot = 0;
-      for (std::size_t k = 0; k < n; ++k) dot += std::conj(std::complex<double>(v[k + i * n])) * std::complex<double>(v[k + j * n]);
-      sum += std::norm(dot - (i == j ? 1.0 : 0.0));
-    }
-  return std::sqrt(sum);
+double orthogonality(const std::vector<cfloat>& v, std::size_t n) {  // ||V^H V - I||_F
+  return eigstream::orthogonality<cfloat>({v.data(), index_t(n), index_t(n), index_t(n)});
 }
 
 // |v_i^H v'_i| for column i of two eigenvector matrices.

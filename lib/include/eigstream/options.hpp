@@ -1,9 +1,14 @@
 // Options of the solvers and the status they report per matrix.
 #pragma once
 
+#include <string>
+
 namespace eigstream {
 
 enum class Backend { cpu, cuda, automatic };  // automatic: the GPU when it can do the work, else the CPU
+// "cpu", "cuda", "auto": the spelling of the programs' --backend flags, and back (false: not a backend).
+const char* to_string(Backend backend) noexcept;
+bool parse_backend(const std::string& name, Backend& backend) noexcept;
 enum class Ordering { round_robin, cyclic };  // parallel chess-tournament pairs, or cyclic by row
 enum class Sort { descending, ascending, none };
 enum class Method {
