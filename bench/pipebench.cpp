@@ -1,6 +1,6 @@
 // pipebench: the processing stages: an in-memory source (looping over a simulated array signal) ->
 // covariance (CPU, or cuBLAS with --backend cuda/auto) -> EVD (CPU, or groups of --group on the GPU)
-// -> MVDR beam powers (CPU) -> a sink, as fast as it goes.
+// -> MVDR beam powers (CPU, or groups of --group on the GPU) -> a sink, as fast as it goes.
 //
 // 64 channels of complex float and blocks of 1024 snapshots by default; exponential forgetting; the
 // EVD warm-started (case "warm") and cold (case "cold"); MVDR over -90..90 degrees by 0.5. Each
@@ -73,6 +73,8 @@ json run_case(const Settings& settings, const std::vector<es::sample_t>& signal,
   es::BeamformStageConfig beamform;
   beamform.geometry = eigstream::ArrayGeometry::uniform_linear(eigstream::index_t(settings.channels));
   beamform.music = false;
+  beamform.backend = backend;
+  beamform.group = settings.group;
 
   es::Pipeline pipeline;
   auto& source = pipeline.add<es::ReaderSource>(
@@ -93,25 +95,37 @@ json run_case(const Settings& settings, const std::vector<es::sample_t>& signal,
 
   pipeline.start();
   std::this_thread::sleep_for(std::chrono::duration<double>(settings.warmup));
-  const std::uint64_t before = pipeline.stats()[5].items;
+  const std::vector<es::StageStats> before = pipeline.stats();
   const Clock::time_point t0 = Clock::now();
   std::this_thread::sleep_for(std::chrono::duration<double>(settings.seconds));
-  const std::uint64_t after = pipeline.stats()[5].items;
+  const std::vector<es::StageStats> after = pipeline.stats();
   const double elapsed = std::chrono::duration<double>(Clock::now() - t0).count();
   pipeline.stop();
 
+  // Per stage over the measured window: the fraction of it spent busy (the stage that limits the
+  // rate is near 1), and for GPU stages in kernels and copies (stream time, CUDA events).
   json stages = json::array();
   std::uint64_t dropped = 0, malformed = 0;
-  for (const es::StageStats& s : pipeline.stats()) {
+  double kernel_seconds = 0, copy_seconds = 0;
+  const std::vector<es::StageStats> final_stats = pipeline.stats();
+  for (std::size_t i = 0; i < final_stats.size(); ++i) {
+    const es::StageStats& s = final_stats[i];
+    const double kernel = after[i].kernel_seconds - before[i].kernel_seconds;
+    const double copy = after[i].copy_seconds - before[i].copy_seconds;
+    kernel_seconds += kernel;
+    copy_seconds += copy;
     stages.push_back({{"name", s.name}, {"items", s.items}, {"latency_p50_us", s.latency_p50_seconds * 1e6},
-                      {"latency_p99_us", s.latency_p99_seconds * 1e6}, {"queue_high_water", s.queue_high_water}});
+                      {"latency_p99_us", s.latency_p99_seconds * 1e6}, {"queue_high_water", s.queue_high_water},
+                      {"busy_fraction", (after[i].busy_seconds - before[i].busy_seconds) / elapsed},
+                      {"kernel_fraction", kernel / elapsed}, {"copy_fraction", copy / elapsed}});
     dropped += s.dropped;
     malformed += s.malformed;
   }
-  const double blocks_per_second = double(after - before) / elapsed;
+  const double blocks_per_second = double(after[5].items - before[5].items) / elapsed;
   return {{"warm_start", warm_start},
           {"covariance_backend", eigstream::to_string(cov.backend())},
           {"evd_backend", eigstream::to_string(evd.backend())},
+          {"mvdr_backend", eigstream::to_string(mvdr.backend())},
           {"blocks_per_second", blocks_per_second},
           {"snapshots_per_second", blocks_per_second * double(settings.block_samples)},
           {"samples_per_second", blocks_per_second * double(settings.block_samples * settings.channels)},
@@ -120,6 +134,8 @@ json run_case(const Settings& settings, const std::vector<es::sample_t>& signal,
           {"latency_p50_us", stages[5]["latency_p50_us"]},
           {"latency_p99_us", stages[5]["latency_p99_us"]},
           {"mean_sweeps", double(tap.sweeps) / double(tap.decompositions)},
+          {"kernel_fraction", kernel_seconds / elapsed},
+          {"kernel_and_copy_fraction", (kernel_seconds + copy_seconds) / elapsed},
           {"dropped", dropped},
           {"malformed", malformed},
           {"stages", stages}};
@@ -137,19 +153,39 @@ std::string markdown(const json& report) {
      << report["cases"]["warm"]["covariance_backend"].get<std::string>() << ", exponential, lambda "
      << s["lambda"].get<double>() << ") -> EVD (" << report["cases"]["warm"]["evd_backend"].get<std::string>()
      << (report["cases"]["warm"]["evd_backend"] == "cuda" ? ", groups of " + std::to_string(s["group"].get<std::size_t>()) + " per launch" : std::string())
-     << ") -> MVDR beam powers over 361 angles (CPU); queues of "
+     << ") -> MVDR beam powers over 361 angles (" << report["cases"]["warm"]["mvdr_backend"].get<std::string>()
+     << "); queues of "
      << s["queue"].get<std::size_t>() << " blocks, block policy, " << s["seconds"].get<double>() << " s per case.\n\n"
-     << "| case | blocks/s | snapshots/s | samples/s (snapshots x channels) | MB/s of samples | p50 latency | p99 latency | mean sweeps | dropped |\n"
-     << "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n";
+     << "| case | blocks/s | snapshots/s | samples/s (snapshots x channels) | MB/s of samples | p50 latency | p99 latency | mean sweeps | GPU kernels / wall | kernels + copies / wall | dropped |\n"
+     << "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n";
   for (const char* name : {"warm", "cold"}) {
     const json& c = report["cases"][name];
     md << "| " << name << " | " << c["blocks_per_second"].get<double>() << " | " << c["snapshots_per_second"].get<double>()
        << " | " << c["snapshots_per_second"].get<double>() * s["channels"].get<double>() << " | "
        << c["sample_bytes_per_second"].get<double>() / 1e6 << " | " << c["latency_p50_us"].get<double>() / 1e3
        << " ms | " << c["latency_p99_us"].get<double>() / 1e3 << " ms | " << c["mean_sweeps"].get<double>() << " | "
+       << c["kernel_fraction"].get<double>() << " | " << c["kernel_and_copy_fraction"].get<double>() << " | "
        << c["dropped"].get<std::uint64_t>() << " |\n";
   }
-  md << "\nLatency: from the source's output to the sink, over the whole run; per stage in the JSON.\n";
+  md << "\nLatency: from the source's output to the sink, over the whole run. GPU time: the stream time of "
+        "the GPU stages' kernels (and copies), summed over the stages, over the measured wall time (stages "
+        "on different streams may overlap).\n\nPer stage, the fraction of the wall time each was busy "
+        "(in process(), less waiting for room downstream; the stage that limits the rate is near 1):\n\n"
+        "| case |";
+  for (const json& stage : report["cases"]["warm"]["stages"]) md << " " << stage["name"].get<std::string>() << " |";
+  md << "\n| --- |";
+  for (std::size_t i = 0; i < report["cases"]["warm"]["stages"].size(); ++i) md << " ---: |";
+  md << "\n";
+  for (const char* name : {"warm", "cold"}) {
+    md << "| " << name << " |";
+    for (const json& stage : report["cases"][name]["stages"]) {
+      md << " " << stage["busy_fraction"].get<double>();
+      if (stage["kernel_fraction"].get<double>() > 0)
+        md << " (GPU " << stage["kernel_fraction"].get<double>() << " + " << stage["copy_fraction"].get<double>() << ")";
+      md << " |";
+    }
+    md << "\n";
+  }
   return md.str();
 }
 
@@ -159,7 +195,7 @@ int main(int argc, char** argv) {
   Settings settings;
   std::string json_path, md_path;
   CLI::App app{"pipebench: covariance -> EVD -> MVDR, from memory, as fast as it goes"};
-  app.add_option("--backend", settings.backend, "where the EVD runs: cpu, auto or cuda")
+  app.add_option("--backend", settings.backend, "where covariance, EVD and MVDR run: cpu, auto or cuda")
       ->check(CLI::IsMember({"cpu", "auto", "cuda"}));
   app.add_option("--group", settings.group, "GPU: covariances per EVD launch")->check(CLI::PositiveNumber);
   app.add_option("--channels", settings.channels, "channels (array elements)")->check(CLI::Range(2, 1024));

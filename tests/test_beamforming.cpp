@@ -261,8 +261,16 @@ TEST_CASE("beamforming rejects bad calls with clear messages", "[beamforming][er
   check_error([&] { beamformer.music_spectrum({ascending.data(), scene.v.cview()}, 2, spectrum.data()); },
               ErrorCode::invalid_argument, {"descending"});
 
+  std::vector<float> weights(8);
+  check_error([&] { beamformer.music_power_weights(scene.evd(), 0, weights.data()); }, ErrorCode::invalid_argument,
+              {"music", "K = 0"});
+  check_error([&] { beamformer.music_doa(scene.evd(), 8, spectrum.data(), doa); }, ErrorCode::invalid_argument,
+              {"music", "K = 8"});
+
   std::vector<float> singular = scene.w;
   singular.back() = 0;
+  check_error([&] { beamformer.mvdr_power_weights({singular.data(), scene.v.cview()}, {}, weights.data()); },
+              ErrorCode::invalid_input, {"mvdr", "not positive definite"});
   check_error([&] { beamformer.mvdr_power({singular.data(), scene.v.cview()}, {}, spectrum.data()); },
               ErrorCode::invalid_input, {"mvdr", "not positive definite", "eigenvalue 7", "loading"});
   beamformer.mvdr_power({singular.data(), scene.v.cview()}, DiagonalLoading::absolute(0.1), spectrum.data());
@@ -274,4 +282,47 @@ TEST_CASE("beamforming rejects bad calls with clear messages", "[beamforming][er
   std::vector<std::complex<float>> a(8);
   check_error([&] { ula.steering_vector(std::nan(""), a.data()); }, ErrorCode::invalid_argument,
               {"angle must be finite"});
+}
+
+// The grid computations share one form (what the GPU runs): P = 1 / sum_i weights_i |v_i^H a|^2 with
+// MVDR's and MUSIC's weights gives mvdr_power and music_spectrum; checked against the definitions
+// evaluated here in double, and MUSIC's DOAs from a given spectrum equal those it computes itself.
+TEST_CASE("beamforming: beam powers from weights are MVDR's and MUSIC's", "[beamforming]") {
+  const SampleEvd<float> scene = scene_of<float>(two_sources(3), 200);
+  const ArrayGeometry ula = ArrayGeometry::uniform_linear(8);
+  Beamformer<float> beamformer(ula, eigstream::angle_grid(-90, 90, 0.5));
+  const std::size_t angles = beamformer.angles().size();
+  const auto loading = DiagonalLoading::relative(1e-2);
+  std::vector<float> mvdr_weights(8), music_weights(8), mvdr(angles), music(angles), from_weights(angles);
+  beamformer.mvdr_power_weights(scene.evd(), loading, mvdr_weights.data());
+  beamformer.music_power_weights(scene.evd(), 2, music_weights.data());
+  double trace = 0;
+  for (float w : scene.w) trace += w;
+  const double delta = loading.amount(trace, 8);
+  for (std::size_t i = 0; i < 8; ++i) {
+    CHECK(mvdr_weights[i] == Approx(1 / (double(scene.w[i]) + delta)).epsilon(1e-6));
+    CHECK(music_weights[i] == (i < 2 ? 0.0f : 0.125f));
+  }
+  beamformer.mvdr_power(scene.evd(), loading, mvdr.data());
+  beamformer.music_spectrum(scene.evd(), 2, music.data());
+  beamformer.beam_power(scene.evd(), mvdr_weights.data(), from_weights.data());
+  for (std::size_t g = 0; g < angles; ++g) {
+    std::vector<std::complex<double>> a(8);
+    ula.steering_vector(beamformer.angles()[g], a.data());
+    double inverse_mvdr = 0, noise = 0;
+    for (index_t i = 0; i < 8; ++i) {
+      std::complex<double> projection = 0;
+      for (index_t k = 0; k < 8; ++k) projection += std::conj(std::complex<double>(scene.v(k, i))) * a[std::size_t(k)];
+      inverse_mvdr += std::norm(projection) / (double(scene.w[std::size_t(i)]) + delta);
+      if (i >= 2) noise += std::norm(projection);
+    }
+    CHECK(mvdr[g] == Approx(1 / inverse_mvdr).epsilon(1e-5));
+    CHECK(music[g] == Approx(8 / noise).epsilon(1e-4));
+    CHECK(from_weights[g] == mvdr[g]);
+  }
+  double doa[2], doa_from_spectrum[2];
+  REQUIRE(beamformer.music_doa(scene.evd(), 2, doa) == 2);
+  REQUIRE(beamformer.music_doa(scene.evd(), 2, music.data(), doa_from_spectrum) == 2);
+  CHECK(doa[0] == doa_from_spectrum[0]);
+  CHECK(doa[1] == doa_from_spectrum[1]);
 }

@@ -123,6 +123,7 @@ Beamformer<R>::Beamformer(ArrayGeometry geometry, std::vector<double> angles_deg
   steering_.resize(n * count);
   for (std::size_t g = 0; g < count; ++g) geometry_.steering_vector(angles_[g], steering_.data() + g * n);
   work_.resize(n);
+  weights_.resize(n);
   spectrum_.resize(count);
   peaks_.reserve(count);
 }
@@ -184,19 +185,51 @@ void Beamformer<R>::mvdr_weights(EvdView<R> evd, double angle_deg, const Diagona
 }
 
 template <class R>
-void Beamformer<R>::mvdr_power(EvdView<R> evd, const DiagonalLoading& loading, R* power) {
+void Beamformer<R>::mvdr_power_weights(EvdView<R> evd, const DiagonalLoading& loading, R* weights) const {
   const double delta = mvdr_loading(evd, loading);
+  for (index_t i = 0; i < elements(); ++i) weights[i] = R(1 / (double(evd.values[i]) + delta));
+}
+
+template <class R>
+void Beamformer<R>::check_sources(index_t sources) const {
+  const index_t n = elements();
+  if (sources < 1 || sources >= n) {
+    std::ostringstream s;
+    s << "music: the number of sources K = " << sources << " must be in [1, " << n - 1
+      << "]: the noise subspace needs K < N = " << n << " elements";
+    fail_argument(s.str());
+  }
+}
+
+template <class R>
+void Beamformer<R>::music_power_weights(EvdView<R> evd, index_t sources, R* weights) const {
+  check_evd("music", evd);
+  check_sources(sources);
+  const index_t n = elements();
+  for (index_t i = 0; i < n; ++i) weights[i] = i < sources ? R(0) : R(1) / R(n);
+}
+
+template <class R>
+void Beamformer<R>::beam_power(EvdView<R> evd, const R* weights, R* power) const {
+  check_evd("beam power", evd);
   const index_t n = elements();
   for (std::size_t g = 0; g < angles_.size(); ++g) {
     const value_type* a = steering_.data() + g * std::size_t(n);
     double denominator = 0;
     for (index_t i = 0; i < n; ++i) {
+      if (weights[i] == 0) continue;
       value_type projection = 0;
       for (index_t k = 0; k < n; ++k) projection += std::conj(evd.vectors(k, i)) * a[k];
-      denominator += std::norm(projection) / (double(evd.values[i]) + delta);
+      denominator += double(weights[i]) * std::norm(projection);
     }
-    power[g] = R(1 / denominator);
+    power[g] = R(1 / denominator);  // +infinity on an exact null
   }
+}
+
+template <class R>
+void Beamformer<R>::mvdr_power(EvdView<R> evd, const DiagonalLoading& loading, R* power) {
+  mvdr_power_weights(evd, loading, weights_.data());
+  beam_power(evd, weights_.data(), power);
 }
 
 template <class R>
@@ -214,16 +247,8 @@ R Beamformer<R>::music_at(EvdView<R> evd, index_t sources, const value_type* a) 
 
 template <class R>
 void Beamformer<R>::music_spectrum(EvdView<R> evd, index_t sources, R* spectrum) {
-  check_evd("music", evd);
-  const index_t n = elements();
-  if (sources < 1 || sources >= n) {
-    std::ostringstream s;
-    s << "music: the number of sources K = " << sources << " must be in [1, " << n - 1
-      << "]: the noise subspace needs K < N = " << n << " elements";
-    fail_argument(s.str());
-  }
-  for (std::size_t g = 0; g < angles_.size(); ++g)
-    spectrum[g] = music_at(evd, sources, steering_.data() + g * std::size_t(n));
+  music_power_weights(evd, sources, weights_.data());
+  beam_power(evd, weights_.data(), spectrum);
 }
 
 template <class R>
@@ -253,12 +278,20 @@ template <class R>
 index_t Beamformer<R>::music_doa(EvdView<R> evd, index_t sources, double* angles_deg) {
   if (angles_.size() < 3) fail_argument("music: peak picking needs a grid of at least 3 angles");
   music_spectrum(evd, sources, spectrum_.data());
+  return music_doa(evd, sources, spectrum_.data(), angles_deg);
+}
+
+template <class R>
+index_t Beamformer<R>::music_doa(EvdView<R> evd, index_t sources, const R* spectrum, double* angles_deg) {
+  if (angles_.size() < 3) fail_argument("music: peak picking needs a grid of at least 3 angles");
+  check_evd("music", evd);
+  check_sources(sources);
   peaks_.clear();
   for (std::size_t g = 1; g + 1 < angles_.size(); ++g)
-    if (spectrum_[g] > spectrum_[g - 1] && spectrum_[g] >= spectrum_[g + 1]) peaks_.push_back(index_t(g));
+    if (spectrum[g] > spectrum[g - 1] && spectrum[g] >= spectrum[g + 1]) peaks_.push_back(index_t(g));
   const std::size_t found = std::min(peaks_.size(), std::size_t(sources));
   std::partial_sort(peaks_.begin(), peaks_.begin() + std::ptrdiff_t(found), peaks_.end(),
-                    [&](index_t p, index_t q) { return spectrum_[std::size_t(p)] > spectrum_[std::size_t(q)]; });
+                    [&](index_t p, index_t q) { return spectrum[std::size_t(p)] > spectrum[std::size_t(q)]; });
   for (std::size_t i = 0; i < found; ++i) angles_deg[i] = refine_peak(evd, sources, peaks_[i]);
   std::sort(angles_deg, angles_deg + found);
   return index_t(found);

@@ -189,5 +189,7 @@ template void check_eigenvalues<float>(const char*, const float*, index_t);
 template void check_eigenvalues<double>(const char*, const double*, index_t);
 template void check_vector_batch<float>(const char*, const char*, VectorBatchView<float>, index_t, index_t);
 template void check_vector_batch<double>(const char*, const char*, VectorBatchView<double>, index_t, index_t);
+template void check_vector_batch<const float>(const char*, const char*, VectorBatchView<const float>, index_t, index_t);
+template void check_vector_batch<const double>(const char*, const char*, VectorBatchView<const double>, index_t, index_t);
 
 }  // namespace eigstream::detail

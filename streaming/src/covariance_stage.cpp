@@ -29,12 +29,9 @@ CovarianceStage::~CovarianceStage() = default;
 
 void CovarianceStage::configure(StageContext& context) {
   const std::string where = "streaming: covariance stage '" + name() + "': ";
-  const bool exponential = config_.covariance.mode == CovarianceConfig::Mode::exponential;
-  if (config_.backend == Backend::cuda && !exponential)
-    throw Error(ErrorCode::invalid_argument, where + "the GPU path keeps exponential forgetting only, not a sliding window");
-  backend_ = exponential ? resolve_stage_backend(where, config_.backend) : Backend::cpu;
+  backend_ = resolve_stage_backend(where, config_.backend);
 #if defined(EIGSTREAM_HAVE_CUDA)
-  if (backend_ == Backend::cuda) gpu_ = std::make_unique<GpuCovariance>(std::size_t(estimate_.channels()));
+  if (backend_ == Backend::cuda) gpu_ = std::make_unique<GpuCovariance>(config_.covariance);
 #endif
   const std::size_t items = config_.pool_items > 0 ? config_.pool_items : context.items_in_flight();
   pool_ = &context.make_pool<CovarianceItem>(items, std::size_t(estimate_.channels()),
@@ -68,8 +65,13 @@ void CovarianceStage::process(Handle<Block> block) {
   item->stamp = block->stamp;
   item->first_sample = block->first_sample;
   item->end_sample = block->first_sample + block->samples;
-  item->blocks = std::uint64_t(gpu_ ? gpu_blocks_ : estimate_.blocks());
-  item->effective_snapshots = gpu_ ? 1 / gpu_weight_square_sum_ : estimate_.effective_snapshots();
+#if defined(EIGSTREAM_HAVE_CUDA)
+  item->blocks = std::uint64_t(gpu_ ? gpu_->blocks() : estimate_.blocks());
+  item->effective_snapshots = gpu_ ? gpu_->effective_snapshots() : estimate_.effective_snapshots();
+#else
+  item->blocks = std::uint64_t(estimate_.blocks());
+  item->effective_snapshots = estimate_.effective_snapshots();
+#endif
   item->snapshots = 0;
   if (!valid) {
     item->stamp.flags |= item_skipped;
@@ -87,10 +89,9 @@ void CovarianceStage::process(Handle<Block> block) {
 void CovarianceStage::fold(MatrixView<const sample_t> samples) {
 #if defined(EIGSTREAM_HAVE_CUDA)
   if (gpu_) {
-    const ForgettingStep step = forgetting_step(gpu_blocks_, config_.covariance.lambda);
-    gpu_->update(samples.data, std::size_t(samples.cols), float(step.keep), float(step.take));
-    gpu_weight_square_sum_ = step.weight_square_sum(gpu_weight_square_sum_, samples.cols);
-    ++gpu_blocks_;
+    gpu_->update(samples.data, std::size_t(samples.cols));
+    const DeviceTime time = gpu_->take_device_time();
+    count_device_time(time.kernel_seconds, time.copy_seconds);
     return;
   }
 #endif
@@ -102,6 +103,8 @@ void CovarianceStage::read(std::complex<float>* out) {
 #if defined(EIGSTREAM_HAVE_CUDA)
   if (gpu_) {
     gpu_->read(out);
+    const DeviceTime time = gpu_->take_device_time();
+    count_device_time(time.kernel_seconds, time.copy_seconds);
     double trace = 0;
     for (index_t i = 0; i < n; ++i) trace += out[i + i * n].real();
     const float delta = float(config_.covariance.loading.amount(trace, n));

@@ -3,6 +3,7 @@
 
 #include "eigstream/error.hpp"
 #include "eigstream/evd.hpp"
+#include "eigstream/svd.hpp"
 #include "stage_backend.hpp"
 
 #include <algorithm>
@@ -31,6 +32,9 @@ DecomposeStage::DecomposeStage(std::string name, DecomposeStageConfig config)
     throw Error(ErrorCode::invalid_argument, "streaming: decompose stage '" + this->name() + "': channels is 0");
   if (config_.group == 0)
     throw Error(ErrorCode::invalid_argument, "streaming: decompose stage '" + this->name() + "': group is 0");
+  if (config_.method == DecomposeMethod::block_svd && config_.block_samples == 0)
+    throw Error(ErrorCode::invalid_argument, "streaming: decompose stage '" + this->name() +
+                                                 "': block_svd needs block_samples, the longest block");
   config_.options.sort = Sort::descending;
   config_.options.flag_invalid = true;
   config_.options.throw_on_not_converged = false;
@@ -48,13 +52,21 @@ void DecomposeStage::configure(StageContext& context) {
       throw Error(ErrorCode::cuda, "streaming: decompose stage '" + name() + "': the GPU kernel takes up to " +
                                        std::to_string(cuda::max_evd_size()) + " channels, not " +
                                        std::to_string(config_.channels) + "; use backend cpu");
-    gpu_ = std::make_unique<GpuEvdGroup>(config_.channels, config_.group, config_.options);
+    const bool svd = config_.method == DecomposeMethod::block_svd;
+    if (svd && index_t(config_.block_samples) > cuda::max_svd_rows())
+      throw Error(ErrorCode::cuda, "streaming: decompose stage '" + name() + "': the GPU SVD takes blocks of up to " +
+                                       std::to_string(cuda::max_svd_rows()) + " snapshots, not " +
+                                       std::to_string(config_.block_samples) + "; use backend cpu");
+    gpu_ = std::make_unique<GpuEvdGroup>(config_.channels, config_.group, config_.options, svd ? config_.block_samples : 0);
     items += config_.group;  // a group waits here while the items in flight downstream are held
     pending_.reserve(config_.group);
     pending_slots_.reserve(config_.group);
   }
 #endif
-  if (backend_ == Backend::cpu) warm_.resize(config_.channels * config_.channels);
+  if (backend_ == Backend::cpu) {
+    warm_.resize(config_.channels * config_.channels);
+    singular_values_.resize(config_.channels);
+  }
   pool_ = &context.make_pool<DecompositionItem>(items, config_.channels, config_.block_samples);
 }
 
@@ -82,6 +94,16 @@ Handle<DecompositionItem> DecomposeStage::item_for(const CovarianceItem& covaria
   return item;
 }
 
+bool DecomposeStage::usable(const CovarianceItem& covariance) {
+  if (covariance.skipped()) return false;
+  if (config_.method != DecomposeMethod::block_svd) return true;
+  if (covariance.snapshots == 0)
+    throw Error(ErrorCode::invalid_input, "streaming: decompose stage '" + name() + "': block " +
+                                              std::to_string(covariance.stamp.sequence) +
+                                              " carries no samples for block_svd (set CovarianceStageConfig::keep_samples)");
+  return covariance.snapshots >= config_.channels;
+}
+
 void DecomposeStage::solve_on_cpu(const CovarianceItem& covariance, DecompositionItem& item) {
   const index_t n = index_t(config_.channels);
   const MatrixView<std::complex<float>> vectors{item.vectors.data(), n, n, n};
@@ -89,7 +111,14 @@ void DecomposeStage::solve_on_cpu(const CovarianceItem& covariance, Decompositio
   const MatrixView<const std::complex<float>> warm = item.warm_started
                                                          ? MatrixView<const std::complex<float>>{warm_.data(), n, n, n}
                                                          : MatrixView<const std::complex<float>>{};
-  item.info = evd(covariance.covariance(), item.values.data(), vectors, config_.options, warm);
+  if (config_.method == DecomposeMethod::block_svd) {
+    // X (channels x L) = U S W^H: U is the warm-started side (m < n), W is not needed.
+    item.info = svd(covariance.block(), singular_values_.data(), vectors, {}, config_.options, warm);
+    const float snapshots = float(covariance.snapshots);
+    for (index_t i = 0; i < n; ++i) item.values[std::size_t(i)] = singular_values_[std::size_t(i)] * singular_values_[std::size_t(i)] / snapshots;
+  } else {
+    item.info = evd(covariance.covariance(), item.values.data(), vectors, config_.options, warm);
+  }
   if (item.info.invalid_input || !item.info.converged) {
     item.stamp.flags |= item_skipped;
     count_malformed();
@@ -101,17 +130,31 @@ void DecomposeStage::solve_on_cpu(const CovarianceItem& covariance, Decompositio
 
 void DecomposeStage::process(Handle<CovarianceItem> covariance) {
   Handle<DecompositionItem> item = item_for(*covariance);
+  const bool use = usable(*covariance);
+  if (!use && !covariance->skipped()) {  // a block_svd block shorter than the channels
+    item->stamp.flags |= item_skipped;
+    count_malformed();
+  }
   if (backend_ == Backend::cpu) {
-    if (!covariance->skipped()) solve_on_cpu(*covariance, *item);
+    if (use) solve_on_cpu(*covariance, *item);
     covariance.reset();
     emit(std::move(item));
     return;
   }
 #if defined(EIGSTREAM_HAVE_CUDA)
+  const bool svd = config_.method == DecomposeMethod::block_svd;
+  // One launch solves blocks of one length: a block of another starts a new group.
+  if (use && svd && covariance->snapshots != pending_snapshots_) {
+    if (!pending_.empty()) solve_group();
+    pending_snapshots_ = covariance->snapshots;
+  }
   std::size_t slot = kNoSlot;
-  if (!covariance->skipped()) {
+  if (use) {
     slot = std::size_t(std::count_if(pending_slots_.begin(), pending_slots_.end(), [](std::size_t s) { return s != kNoSlot; }));
-    std::copy(covariance->matrix.begin(), covariance->matrix.end(), gpu_->matrix(slot));
+    if (svd)
+      std::copy_n(covariance->samples.data(), covariance->snapshots * config_.channels, gpu_->matrix(slot));
+    else
+      std::copy(covariance->matrix.begin(), covariance->matrix.end(), gpu_->matrix(slot));
   }
   covariance.reset();
   pending_.push_back(std::move(item));
@@ -130,7 +173,15 @@ void DecomposeStage::solve_group() {
   const std::size_t count =
       std::size_t(std::count_if(pending_slots_.begin(), pending_slots_.end(), [](std::size_t s) { return s != kNoSlot; }));
   const bool warm = config_.warm_start && gpu_->has_warm_start();
-  if (count > 0) gpu_->solve(count);
+  const bool svd = config_.method == DecomposeMethod::block_svd;
+  if (count > 0) {
+    if (svd)
+      gpu_->solve_block_svd(count, pending_snapshots_);
+    else
+      gpu_->solve(count);
+    const DeviceTime time = gpu_->take_device_time();
+    count_device_time(time.kernel_seconds, time.copy_seconds);
+  }
   std::size_t last_good = kNoSlot;
   for (std::size_t i = 0; i < pending_.size(); ++i) {
     const std::size_t slot = pending_slots_[i];
@@ -138,7 +189,11 @@ void DecomposeStage::solve_group() {
     if (slot == kNoSlot) continue;  // flagged item_skipped by the covariance stage
     item.info = gpu_->info(slot);
     item.warm_started = warm;
-    std::copy_n(gpu_->values(slot), n, item.values.begin());
+    if (svd)
+      std::transform(gpu_->values(slot), gpu_->values(slot) + n, item.values.begin(),
+                     [&](float s) { return s * s / float(pending_snapshots_); });
+    else
+      std::copy_n(gpu_->values(slot), n, item.values.begin());
     std::copy_n(gpu_->vectors(slot), n * n, item.vectors.begin());
     if (item.info.invalid_input || !item.info.converged) {
       item.stamp.flags |= item_skipped;

@@ -1,6 +1,7 @@
-// CovarianceStage's GPU path: the forgotten covariance updated by cublasCherk.
+// CovarianceStage's GPU path: the covariance estimate updated by cuBLAS.
 #include "gpu_covariance.hpp"
 
+#include <algorithm>
 #include <string>
 
 #include "eigstream/error.hpp"
@@ -13,40 +14,94 @@ void check_blas(cublasStatus_t status, const char* what) {
     throw Error(ErrorCode::cuda, std::string("covariance stage: ") + what + ": cuBLAS status " + std::to_string(int(status)));
 }
 
+std::size_t window_slots(const CovarianceConfig& config) {
+  return config.mode == CovarianceConfig::Mode::sliding_window ? std::size_t(config.window) : 0;
+}
+
 }  // namespace
 
-GpuCovariance::GpuCovariance(std::size_t channels)
-    : n_(channels), stream_("covariance stage: cudaStreamCreate"), r_(channels * channels, stream_.get()),
-      host_r_(channels * channels * sizeof(cfloat)) {
+GpuCovariance::GpuCovariance(const CovarianceConfig& config)
+    : config_(config), n_(std::size_t(config.channels)), stream_("covariance stage: cudaStreamCreate"),
+      timer_(stream_.get()), r_(n_ * n_, stream_.get()), ring_(window_slots(config) * n_ * n_, stream_.get()),
+      ring_weights_(window_slots(config), stream_.get()), host_r_(n_ * n_ * sizeof(cfloat)),
+      host_ring_weights_(std::max<std::size_t>(1, window_slots(config)) * sizeof(cfloat)),
+      ring_snapshots_(window_slots(config), 0) {
   check_blas(cublasCreate(&blas_), "cublasCreate");
   check_blas(cublasSetStream(blas_, stream_.get()), "cublasSetStream");
   detail::check_cuda(cudaMemsetAsync(r_.get(), 0, n_ * n_ * sizeof(cfloat), stream_.get()), "covariance stage: clear");
+  if (windowed())  // the upper triangles, which cherk leaves alone, stay 0
+    detail::check_cuda(cudaMemsetAsync(ring_.get(), 0, window_slots(config) * n_ * n_ * sizeof(cfloat), stream_.get()),
+                       "covariance stage: clear");
 }
 
 GpuCovariance::~GpuCovariance() { cublasDestroy(blas_); }
 
-void GpuCovariance::update(const sample_t* block, std::size_t snapshots, float keep, float take) {
+void GpuCovariance::update(const sample_t* block, std::size_t snapshots) {
   if (snapshots > x_snapshots_) {
     x_ = std::make_unique<detail::DeviceArray<cfloat>>(n_ * snapshots, stream_.get());
     x_snapshots_ = snapshots;
   }
+  timer_.begin(DeviceTimer::Kind::copy);
   detail::check_cuda(cudaMemcpyAsync(x_->get(), block, n_ * snapshots * sizeof(cfloat), cudaMemcpyHostToDevice,
                                      stream_.get()),
                      "covariance stage: copy to GPU");
+  timer_.end();
   // The block goes back to its pool when the stage returns: the copy must be done by then.
   detail::check_cuda(cudaStreamSynchronize(stream_.get()), "covariance stage: copy to GPU");
-  const float alpha = take / float(snapshots);
+  timer_.collect();
+
+  float alpha, beta;
+  cfloat* out;
+  if (windowed()) {
+    const std::size_t slot = std::size_t(blocks_ % config_.window);
+    ring_snapshots_[slot] = index_t(snapshots);
+    alpha = 1, beta = 0, out = ring_.get() + slot * n_ * n_;
+    const index_t held = std::min<index_t>(blocks_ + 1, config_.window);
+    index_t total = 0;
+    for (index_t s = 0; s < held; ++s) total += ring_snapshots_[std::size_t(s)];
+    weight_square_sum_ = 1 / double(total);
+  } else {
+    const ForgettingStep step = forgetting_step(blocks_, config_.lambda);
+    alpha = float(step.take) / float(snapshots), beta = float(step.keep), out = r_.get();
+    weight_square_sum_ = step.weight_square_sum(weight_square_sum_, index_t(snapshots));
+  }
+  timer_.begin(DeviceTimer::Kind::kernel);
   check_blas(cublasCherk(blas_, CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_N, int(n_), int(snapshots), &alpha,
-                         reinterpret_cast<const cuComplex*>(x_->get()), int(n_), &keep,
-                         reinterpret_cast<cuComplex*>(r_.get()), int(n_)),
+                         reinterpret_cast<const cuComplex*>(x_->get()), int(n_), &beta, reinterpret_cast<cuComplex*>(out),
+                         int(n_)),
              "cublasCherk");
+  timer_.end();
+  ++blocks_;
 }
 
 void GpuCovariance::read(cfloat* out) {
+  if (windowed()) {
+    // R = ring (n^2 x window) times the weights: 1 / (sum of L) for the held slots, 0 for the rest.
+    auto* weights = static_cast<cfloat*>(host_ring_weights_.data());
+    const auto window = std::size_t(config_.window);
+    for (std::size_t s = 0; s < window; ++s)
+      weights[s] = s < std::size_t(blocks_) ? cfloat(float(weight_square_sum_), 0) : cfloat(0);
+    timer_.begin(DeviceTimer::Kind::copy);
+    detail::check_cuda(cudaMemcpyAsync(ring_weights_.get(), weights, window * sizeof(cfloat), cudaMemcpyHostToDevice,
+                                       stream_.get()),
+                       "covariance stage: copy to GPU");
+    timer_.end();
+    const cuComplex one{1, 0}, zero{0, 0};
+    timer_.begin(DeviceTimer::Kind::kernel);
+    check_blas(cublasCgemv(blas_, CUBLAS_OP_N, int(n_ * n_), int(window), &one,
+                           reinterpret_cast<const cuComplex*>(ring_.get()), int(n_ * n_),
+                           reinterpret_cast<const cuComplex*>(ring_weights_.get()), 1, &zero,
+                           reinterpret_cast<cuComplex*>(r_.get()), 1),
+               "cublasCgemv");
+    timer_.end();
+  }
   auto* lower = static_cast<cfloat*>(host_r_.data());
+  timer_.begin(DeviceTimer::Kind::copy);
   detail::check_cuda(cudaMemcpyAsync(lower, r_.get(), n_ * n_ * sizeof(cfloat), cudaMemcpyDeviceToHost, stream_.get()),
                      "covariance stage: copy from GPU");
+  timer_.end();
   detail::check_cuda(cudaStreamSynchronize(stream_.get()), "covariance stage: covariance on the GPU");
+  timer_.collect();
   for (std::size_t j = 0; j < n_; ++j) {
     out[j + j * n_] = {lower[j + j * n_].real(), 0.0f};
     for (std::size_t i = j + 1; i < n_; ++i) {

@@ -1,7 +1,12 @@
-// GpuCovariance: CovarianceStage's GPU path (CUDA builds only): an exponentially forgotten covariance
-// kept on the device and updated per block by cuBLAS, R <- keep R + take X X^H / L (cublasCherk on
-// the lower triangle). Device memory is allocated at construction and when a block larger than any
-// before arrives (the first block, in a stream of equal blocks).
+// GpuCovariance: CovarianceStage's GPU path (CUDA builds only): the covariance estimate of
+// Covariance<float> (lib/, the same modes and bookkeeping, to float rounding) kept on the device and
+// updated per block by cuBLAS:
+//   exponential:    R <- keep R + take X X^H / L (cublasCherk on the lower triangle, ForgettingStep's
+//                   weights);
+//   sliding window: each block's S = X X^H (cublasCherk) into a ring of `window` slots, and on read
+//                   R = (sum of the held S) / (sum of their L) (one cublasCgemv over the ring).
+// Device memory is allocated at construction and when a block larger than any before arrives (the
+// first block, in a stream of equal blocks).
 #pragma once
 
 #include <cublas_v2.h>
@@ -9,8 +14,11 @@
 #include <complex>
 #include <cstddef>
 #include <memory>
+#include <vector>
 
 #include "cuda_stream.hpp"
+#include "device_timer.hpp"
+#include "eigstream/covariance.hpp"
 #include "eigstream/detail/device_array.hpp"
 #include "eigstream/streaming/host_memory.hpp"
 #include "eigstream/views.hpp"
@@ -21,26 +29,39 @@ class GpuCovariance {
  public:
   using cfloat = std::complex<float>;
 
-  explicit GpuCovariance(std::size_t channels);
+  explicit GpuCovariance(const CovarianceConfig& config);  // the loading is the caller's
   ~GpuCovariance();
   GpuCovariance(const GpuCovariance&) = delete;
   GpuCovariance& operator=(const GpuCovariance&) = delete;
 
-  // Folds block X (channels x snapshots, channels interleaved per snapshot; pinned host memory for a
-  // fast copy) into R with the given weights. Returns once X has been copied (the update itself may
+  // Folds block X (channels x snapshots, channels interleaved per snapshot, finite; pinned host
+  // memory for a fast copy) into the estimate. Returns once X has been copied (the update itself may
   // still run: read() waits for it), so the caller may reuse X's memory.
-  void update(const sample_t* block, std::size_t snapshots, float keep, float take);
+  void update(const sample_t* block, std::size_t snapshots);
   // R, full Hermitian (the lower triangle mirrored, the diagonal real), into out (channels x channels).
   void read(cfloat* out);
+  // As Covariance: blocks folded in, and the effective number of snapshots behind R.
+  index_t blocks() const noexcept { return blocks_; }
+  double effective_snapshots() const noexcept { return weight_square_sum_ > 0 ? 1 / weight_square_sum_ : 0; }
+  // The stream time of the updates and reads since the last call.
+  DeviceTime take_device_time() noexcept { return timer_.take(); }
 
  private:
+  bool windowed() const noexcept { return config_.mode == CovarianceConfig::Mode::sliding_window; }
+
+  CovarianceConfig config_;
   std::size_t n_;
   CudaStream stream_;  // before the device memory: destroyed after it
+  DeviceTimer timer_;
   cublasHandle_t blas_ = nullptr;
   std::unique_ptr<detail::DeviceArray<cfloat>> x_;
   std::size_t x_snapshots_ = 0;
   detail::DeviceArray<cfloat> r_;
-  HostBuffer host_r_;
+  detail::DeviceArray<cfloat> ring_, ring_weights_;  // sliding window: S per slot, and 1 / (sum of L) per held slot
+  HostBuffer host_r_, host_ring_weights_;
+  std::vector<index_t> ring_snapshots_;
+  index_t blocks_ = 0;
+  double weight_square_sum_ = 0;
 };
 
 }  // namespace eigstream::streaming

@@ -18,6 +18,16 @@ void Stage::record(const Stamp& stamp, std::size_t bytes) noexcept {
   latency_ns_.record(latency > 0 ? static_cast<std::uint64_t>(latency) : 0);
 }
 
+void Stage::add_busy(std::int64_t since_ns) noexcept {
+  const std::int64_t elapsed = steady_now_ns() - since_ns;
+  if (elapsed > 0) add(busy_ns_, std::uint64_t(elapsed));
+}
+
+void Stage::add_blocked(std::int64_t since_ns) noexcept {
+  const std::int64_t elapsed = steady_now_ns() - since_ns;
+  if (elapsed > 0) add(blocked_ns_, std::uint64_t(elapsed));
+}
+
 StageStats Stage::stats() const {
   StageStats s;
   s.name = name_;
@@ -25,6 +35,12 @@ StageStats Stage::stats() const {
   s.bytes = bytes_.load(std::memory_order_relaxed);
   s.dropped = dropped_.load(std::memory_order_relaxed);
   s.malformed = malformed_.load(std::memory_order_relaxed);
+  // Read apart from each other: a process() in progress may count in one and not yet in the other.
+  const std::uint64_t blocked = blocked_ns_.load(std::memory_order_relaxed);
+  const std::uint64_t busy = busy_ns_.load(std::memory_order_relaxed);
+  s.busy_seconds = busy > blocked ? double(busy - blocked) * 1e-9 : 0.0;
+  s.kernel_seconds = double(kernel_ns_.load(std::memory_order_relaxed)) * 1e-9;
+  s.copy_seconds = double(copy_ns_.load(std::memory_order_relaxed)) * 1e-9;
   if (const EdgeBase* input = input_edge()) {
     s.queue_capacity = input->options().capacity;
     s.queue_high_water = input->high_water();

@@ -1,7 +1,8 @@
 // The stages' GPU paths against their CPU paths on the same streams: the covariance kept by cuBLAS
-// (entries, effective snapshots, loading, a NaN block), and the decompose stage's groups of covariances
+// (exponential and sliding window: entries, effective snapshots, loading, a NaN block), and the decompose stage's groups of covariances
 // per launch of the batched kernel (eigenvalues and principal eigenvectors, skipped NaN blocks, a
-// partial last group, orthonormality over 100000 warm-started updates). Label gpu.
+// partial last group, orthonormality over 100000 warm-started updates), and the SVD of each block's
+// samples in groups per launch of the SVD kernel. Label gpu.
 #include <catch2/catch.hpp>
 
 #include <algorithm>
@@ -41,7 +42,8 @@ struct Result {
 
 // source -> covariance (exponential, lambda 0.9) -> decompose (the backend asked for) -> results.
 std::vector<Result> decompose(const std::vector<sample_t>& samples, std::size_t channels, std::size_t block,
-                              eigstream::Backend backend, std::size_t group, eigstream::Backend* used = nullptr) {
+                              eigstream::Backend backend, std::size_t group, eigstream::Backend* used = nullptr,
+                              es::DecomposeMethod method = es::DecomposeMethod::covariance_evd) {
   es::Pipeline pipeline;
   auto& source = pipeline.add<es::ReaderSource>(
       "source", std::make_unique<es::MemoryReader>(samples.data(), samples.size() / channels, channels),
@@ -49,11 +51,16 @@ std::vector<Result> decompose(const std::vector<sample_t>& samples, std::size_t 
   es::CovarianceStageConfig cc;
   cc.covariance.channels = index_t(channels);
   cc.covariance.lambda = 0.9;
-  auto& covariance = pipeline.add<es::CovarianceStage>("covariance", cc);
   es::DecomposeStageConfig dc;
   dc.channels = channels;
   dc.options.backend = backend;
   dc.group = group;
+  dc.method = method;
+  if (method == es::DecomposeMethod::block_svd) {
+    cc.keep_samples = true;
+    cc.block_samples = dc.block_samples = block;
+  }
+  auto& covariance = pipeline.add<es::CovarianceStage>("covariance", cc);
   auto& stage = pipeline.add<es::DecomposeStage>("decompose", dc);
   std::vector<Result> out;
   auto& sink = pipeline.add<es::CallbackSink<es::DecompositionItem>>("sink", [&](const es::DecompositionItem& item) {
@@ -117,6 +124,22 @@ TEST_CASE("gpu stages: GPU and CPU decompositions of one stream agree, the last 
   CHECK(used == eigstream::Backend::cuda);
 }
 
+// block_svd on the GPU: groups of blocks per launch of the SVD kernel; the last block, shorter but not
+// shorter than the channels, makes a group of its own.
+TEST_CASE("gpu stages: GPU and CPU SVDs of each block agree, a shorter last block included", "[gpu][stages]") {
+  const std::size_t n = 16, block = 256, blocks = 40, group = 16;
+  auto samples = array_samples(n, block * blocks + 50, 9);  // 40 blocks of 256, one of 50
+  samples[(7 * block + 1) * n + 4] = sample_t(std::numeric_limits<float>::quiet_NaN(), 0);  // block 7
+  eigstream::Backend used = eigstream::Backend::cpu;
+  const auto cpu = decompose(samples, n, block, eigstream::Backend::cpu, group, nullptr, es::DecomposeMethod::block_svd);
+  const auto gpu = decompose(samples, n, block, eigstream::Backend::cuda, group, &used, es::DecomposeMethod::block_svd);
+  CHECK(used == eigstream::Backend::cuda);
+  REQUIRE(gpu.size() == blocks + 1);
+  CHECK(gpu[7].skipped);
+  CHECK_FALSE(gpu[blocks].skipped);
+  check_agree(cpu, gpu, n);
+}
+
 TEST_CASE("gpu stages: a block with a NaN sample is skipped and never becomes the warm start", "[gpu][stages]") {
   const std::size_t n = 8, block = 64, blocks = 100, group = 8;
   auto samples = array_samples(n, block * blocks, 4);
@@ -150,7 +173,8 @@ TEST_CASE("gpu stages: eigenvectors stay orthonormal over 100000 warm-started up
 
 // source -> covariance (the backend asked for) -> the items.
 std::vector<es::CovarianceItem> covariances(const std::vector<sample_t>& samples, std::size_t channels, std::size_t block,
-                                            eigstream::Backend backend, eigstream::Backend* used, std::size_t hop = 1) {
+                                            eigstream::Backend backend, eigstream::Backend* used, std::size_t hop = 1,
+                                            eigstream::index_t window = 0) {
   es::Pipeline pipeline;
   auto& source = pipeline.add<es::ReaderSource>(
       "source", std::make_unique<es::MemoryReader>(samples.data(), samples.size() / channels, channels),
@@ -161,6 +185,10 @@ std::vector<es::CovarianceItem> covariances(const std::vector<sample_t>& samples
   cc.covariance.loading = eigstream::DiagonalLoading::relative(0.01);
   cc.backend = backend;
   cc.hop = hop;
+  if (window > 0) {
+    cc.covariance.mode = eigstream::CovarianceConfig::Mode::sliding_window;
+    cc.covariance.window = window;
+  }
   auto& stage = pipeline.add<es::CovarianceStage>("covariance", cc);
   std::vector<es::CovarianceItem> out;
   auto& sink = pipeline.add<es::CallbackSink<es::CovarianceItem>>("sink", [&](const es::CovarianceItem& item) { out.push_back(item); });
@@ -210,6 +238,32 @@ TEST_CASE("gpu stages: the cuBLAS covariance with a hop of 3 equals the CPU's", 
   REQUIRE(gpu.size() == cpu.size());
   for (std::size_t b = 0; b < gpu.size(); ++b) {
     INFO("estimate " << b);
+    float scale = 0;
+    for (const auto& x : cpu[b].matrix) scale = std::max(scale, std::abs(x));
+    for (std::size_t k = 0; k < n * n; ++k) CHECK(std::abs(gpu[b].matrix[k] - cpu[b].matrix[k]) <= 1e-5f * scale);
+  }
+}
+
+// A sliding window of 5 blocks: the ring of per-block sums on the GPU, summed by cuBLAS, against the
+// CPU's exact re-summation; blocks of two lengths (the last is short) and a NaN block, which enters
+// neither window.
+TEST_CASE("gpu stages: the cuBLAS sliding-window covariance equals the CPU's", "[gpu][stages]") {
+  const std::size_t n = 16, block = 100, blocks = 40;
+  auto samples = array_samples(n, block * blocks + 30, 10);
+  samples[(12 * block + 4) * n + 9] = sample_t(std::numeric_limits<float>::quiet_NaN(), 1);  // block 12
+  eigstream::Backend used = eigstream::Backend::cpu;
+  const auto cpu = covariances(samples, n, block, eigstream::Backend::cpu, &used, 1, 5);
+  const auto gpu = covariances(samples, n, block, eigstream::Backend::cuda, &used, 1, 5);
+  CHECK(used == eigstream::Backend::cuda);
+  REQUIRE(cpu.size() == blocks + 1);
+  REQUIRE(gpu.size() == cpu.size());
+  for (std::size_t b = 0; b < gpu.size(); ++b) {
+    INFO("block " << b);
+    REQUIRE(gpu[b].skipped() == (b == 12));
+    REQUIRE(cpu[b].skipped() == gpu[b].skipped());
+    CHECK(gpu[b].blocks == cpu[b].blocks);
+    CHECK(gpu[b].effective_snapshots == Approx(cpu[b].effective_snapshots).epsilon(1e-12));
+    if (gpu[b].skipped()) continue;
     float scale = 0;
     for (const auto& x : cpu[b].matrix) scale = std::max(scale, std::abs(x));
     for (std::size_t k = 0; k < n * n; ++k) CHECK(std::abs(gpu[b].matrix[k] - cpu[b].matrix[k]) <= 1e-5f * scale);

@@ -1,5 +1,6 @@
 // Pipelines end to end: lossless back-pressure with a slow consumer, exact drop counts under the
-// drop policies, draining at the end of the input, stopping while running, errors, statistics.
+// drop policies, draining at the end of the input, stopping while running, errors, statistics
+// (busy time included).
 #include <catch2/catch.hpp>
 
 #include "ramp_signal.hpp"
@@ -104,7 +105,15 @@ TEST_CASE("pipeline: block policy is lossless with a slow consumer", "[streaming
     CHECK(s.dropped == 0);
     CHECK(s.items == count / block_samples);
     CHECK(s.queue_high_water <= 2);
+    CHECK(s.kernel_seconds == 0);
+    CHECK(s.copy_seconds == 0);
   }
+  // Busy time: the sink sleeps 80 x 500 us in process(); the source and the pass-through stage spend
+  // that time waiting for room downstream, which does not count.
+  const std::vector<es::StageStats> stats = pipeline.stats();
+  CHECK(stats[2].busy_seconds >= 0.04);
+  CHECK(stats[0].busy_seconds < 0.25 * stats[2].busy_seconds);
+  CHECK(stats[1].busy_seconds < 0.25 * stats[2].busy_seconds);
 }
 
 TEST_CASE("pipeline: drop policies drop exactly the items that do not fit", "[streaming]") {

@@ -1,7 +1,7 @@
 // The processing stages through pipelines: covariances and eigenvalues independent of the read
 // chunk sizes, warm-started decompositions against cold ones and LAPACK, orthonormality over a long
-// warm-started stream, MUSIC/MDL/MVDR on a simulated array, KLT reconstruction, and a NaN block
-// skipped without touching the estimate or the warm start.
+// warm-started stream, MUSIC/MDL/MVDR on a simulated array, KLT reconstruction, a NaN block
+// skipped without touching the estimate or the warm start, and the SVD of each block's samples.
 #include <catch2/catch.hpp>
 
 #include "oracle.hpp"
@@ -119,13 +119,21 @@ DecompositionRecord record_of(const es::DecompositionItem& item) {
 std::vector<DecompositionRecord> decompositions(const std::vector<sample_t>& samples, std::size_t channels,
                                                 std::size_t block, const es::MemoryReaderOptions& reader,
                                                 const es::CovarianceStageConfig& covariance, bool warm_start,
-                                                std::vector<es::StageStats>* stats = nullptr) {
+                                                std::vector<es::StageStats>* stats = nullptr,
+                                                es::DecomposeMethod method = es::DecomposeMethod::covariance_evd) {
   std::vector<DecompositionRecord> out;
   es::DecomposeStageConfig config;
   config.options.backend = eigstream::Backend::cpu;  // these are the CPU path's tests (tests/gpu: the GPU's)
   config.channels = channels;
   config.warm_start = warm_start;
-  auto s = run(samples, channels, block, reader, covariance, [&](es::Pipeline& pipeline, es::CovarianceStage& stage) {
+  config.method = method;
+  es::CovarianceStageConfig covariance_config = covariance;
+  if (method == es::DecomposeMethod::block_svd) {
+    config.block_samples = block;
+    covariance_config.keep_samples = true;
+    covariance_config.block_samples = block;
+  }
+  auto s = run(samples, channels, block, reader, covariance_config, [&](es::Pipeline& pipeline, es::CovarianceStage& stage) {
     auto& decompose = pipeline.add<es::DecomposeStage>("decompose", config);
     auto& sink = pipeline.add<es::CallbackSink<es::DecompositionItem>>(
         "sink", [&](const es::DecompositionItem& item) { out.push_back(record_of(item)); });
@@ -391,6 +399,33 @@ TEST_CASE("stages: a block with a NaN sample is counted and skipped, and the str
                       eigstream::Sort::descending, "stages after NaN");
     previous = solved.v;
     ++good;
+  }
+}
+
+// block_svd: the SVD of each block's samples is the EVD of the block's own covariance X X^H / L,
+// checked against LAPACK on that covariance; a NaN block and a last block of fewer snapshots than
+// channels are skipped, and the warm start goes on from the last good block.
+TEST_CASE("stages: the SVD of each block is the EVD of the block's own covariance", "[stages]") {
+  const std::size_t channels = 8, block = 100, blocks = 30, bad = 10;
+  auto samples = array_samples(block * blocks + 5, 41);  // a last block of 5 snapshots
+  samples[(bad * block + 3) * channels + 6] = {0, std::numeric_limits<float>::infinity()};
+  const auto expected = direct_covariances(samples, channels, block, per_block(channels).covariance, bad);
+  std::vector<es::StageStats> stats;
+  const auto got = decompositions(samples, channels, block, {}, exponential(channels, 0.9), true, &stats,
+                                  es::DecomposeMethod::block_svd);
+  REQUIRE(got.size() == blocks + 1);
+  CHECK(stats[1].malformed == 1);  // the NaN block, at the covariance stage
+  CHECK(stats[2].malformed == 1);  // the short block, at the decompose stage
+  for (std::size_t b = 0; b <= blocks; ++b) {
+    CAPTURE(b);
+    const bool skipped = b == bad || b == blocks;
+    REQUIRE(((got[b].flags & es::item_skipped) != 0) == skipped);
+    if (skipped) continue;
+    CHECK(got[b].warm_started == (b > 0));
+    CHECK(got[b].info.converged);
+    const auto& covariance = expected[b < bad ? b : b - 1];
+    oracle::check_evd(covariance, got[b].w, &got[b].v, oracle::reference_eigenvalues(covariance),
+                      eigstream::Sort::descending, "stages block svd");
   }
 }
 

@@ -99,16 +99,31 @@ class Beamformer {
   // P(theta) = a^H a / sum_{i > sources} |v_i^H a|^2 (the noise subspace is columns sources..N-1).
   void music_spectrum(EvdView<R> evd, index_t sources, R* spectrum);
 
+  // Both grid computations above have one form, P(theta_g) = 1 / sum_i weights_i |v_i^H a(theta_g)|^2,
+  // which a GPU can run for many EVDs at once (eigstream::cuda::beam_power_batched): the N weights
+  // of MVDR are 1 / (w_i + delta) (checked as mvdr_power does), those of MUSIC 1 / N on the noise
+  // subspace and 0 on the signal subspace (a^H a = N: every steering entry has modulus 1).
+  void mvdr_power_weights(EvdView<R> evd, const DiagonalLoading& loading, R* weights) const;
+  void music_power_weights(EvdView<R> evd, index_t sources, R* weights) const;
+  void beam_power(EvdView<R> evd, const R* weights, R* power) const;
+  // The grid's steering vectors, a(theta_g) in column g (N x angles().size()).
+  MatrixView<const value_type> steering() const {
+    return {steering_.data(), elements(), index_t(angles_.size()), elements()};
+  }
+
   // Directions of arrival by MUSIC: the `sources` largest local maxima of the grid spectrum (interior
   // grid points, higher than the left neighbour and not lower than the right one), each refined by a
   // golden-section search of the continuous spectrum between its two grid neighbours. Writes them to
   // angles_deg in ascending order and returns how many were found (fewer than `sources` when the
   // spectrum has fewer local maxima).
   index_t music_doa(EvdView<R> evd, index_t sources, double* angles_deg);
+  // The same from the grid's spectrum computed already (by music_spectrum, or on the GPU).
+  index_t music_doa(EvdView<R> evd, index_t sources, const R* spectrum, double* angles_deg);
 
  private:
   void check_evd(const char* op, EvdView<R> evd) const;
   double mvdr_loading(EvdView<R> evd, const DiagonalLoading& loading) const;  // checked delta
+  void check_sources(index_t sources) const;
   R music_at(EvdView<R> evd, index_t sources, const value_type* a) const;
   double refine_peak(EvdView<R> evd, index_t sources, index_t g);
 
@@ -117,6 +132,7 @@ class Beamformer {
   std::vector<value_type> steering_;  // N x G: a(theta_g) in column g
   std::vector<value_type> work_;      // N: a steering vector off the grid, or V^H a
   std::vector<R> spectrum_;           // G
+  std::vector<R> weights_;            // N: beam_power's weights
   std::vector<index_t> peaks_;        // capacity G
 };
 

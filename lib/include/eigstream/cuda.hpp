@@ -5,6 +5,7 @@
 
 #include <cuda_runtime_api.h>
 
+#include <complex>
 #include <cstddef>
 #include <type_traits>
 
@@ -35,6 +36,19 @@ bool can_implement_svd(index_t m, index_t n, const Options& options);
 // asked for (when they are, their output buffer holds the working matrix).
 template <class T>
 std::size_t svd_workspace_size(index_t m, index_t n, index_t count, bool with_u, bool with_v);
+
+// Largest number of array elements beam_power_batched takes.
+index_t max_beam_power_elements();
+
+// Beam powers of a batch of EVDs (Beamformer::beam_power on the GPU): for matrix b and steering
+// vector g (column g of `steering`, N x G),
+//   power[b][g] = 1 / sum_i weights[b][i] |v_i^H a_g|^2,
+// the vectors (N x N each) and weights (N each) from Beamformer's mvdr_power_weights or
+// music_power_weights, all in device memory. Sizes are checked here (Error invalid_argument); the
+// launch is asynchronous on `stream` and allocates nothing. Errors of the launch throw Error(cuda).
+template <class R>
+void beam_power_batched(BatchView<const std::complex<R>> vectors, VectorBatchView<const R> weights,
+                        MatrixView<const std::complex<R>> steering, VectorBatchView<R> power, cudaStream_t stream);
 
 namespace detail {
 template <class T>

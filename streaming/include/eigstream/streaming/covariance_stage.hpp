@@ -1,7 +1,8 @@
 // CovarianceStage: turns blocks into covariance estimates (Covariance<float> of lib/, exponential
 // forgetting or a sliding window, optional diagonal loading), and CovarianceItem, what it emits.
-// With backend cuda (exponential forgetting only) the estimate lives on the GPU and cuBLAS folds
-// each block in (cublasCherk); the items are the same, to float rounding.
+// With backend cuda the estimate lives on the GPU and cuBLAS folds each block in (cublasCherk; a
+// sliding window sums its ring of per-block sums with cublasCgemv); the items are the same, to float
+// rounding.
 // A block holding a NaN or infinite sample is counted as malformed and leaves the estimate as it
 // was; it is passed on as an item flagged item_skipped with no matrix, so the stages downstream see
 // every block in order.
@@ -57,8 +58,8 @@ struct CovarianceStageConfig {
   std::size_t block_samples = 0;  // the largest block, when keep_samples
   std::size_t hop = 1;            // emit an estimate every hop blocks (skipped blocks always pass)
   bool keep_samples = false;      // copy each block's samples into its item (for KltStage)
-  Backend backend = Backend::cpu;  // cpu; cuda (exponential forgetting); automatic: cuda when the
-                                   // mode is exponential, the build has CUDA and a device is present
+  Backend backend = Backend::cpu;  // cpu; cuda; automatic: cuda when the build has CUDA and a
+                                   // device is present
   std::size_t pool_items = 0;     // items allocated at start; 0: StageContext::items_in_flight()
 };
 
@@ -83,8 +84,6 @@ class CovarianceStage : public Transform<Block, CovarianceItem> {
   Covariance<float> estimate_;  // the CPU's
   Backend backend_ = Backend::cpu;
   std::unique_ptr<GpuCovariance> gpu_;
-  index_t gpu_blocks_ = 0;              // the GPU's blocks folded in, and
-  double gpu_weight_square_sum_ = 0;    // its sum of squared snapshot weights (Covariance's bookkeeping)
   Pool<CovarianceItem>* pool_ = nullptr;
   std::uint64_t since_emitted_ = 0;
 };

@@ -1,9 +1,11 @@
-// DecomposeStage: the EVD of each covariance, warm-started by default from the eigenvectors of the
-// last good decomposition, and DecompositionItem, what it emits.
+// DecomposeStage: the EVD of each covariance (or the SVD of each block's samples, which gives the
+// EVD of the block's own covariance), warm-started by default from the eigenvectors of the last good
+// decomposition, and DecompositionItem, what it emits.
 //  - CPU (evd() of lib/): one covariance at a time, each warm-started from the one before.
 //  - GPU (CUDA builds with a device; Options::backend automatic or cuda): `group` covariances in one
 //    launch of the batched kernel, all warm-started from the last good decomposition of the group
-//    before (the items wait until their group is full or the input ends, then leave in order).
+//    before (the items wait until their group is full or the input ends, then leave in order; a
+//    block of another length than its group's, with block_svd, starts a group of its own).
 // Both re-orthonormalise every warm-started result (the CPU its warm start, the GPU kernel its output),
 // so the eigenvectors do not drift from orthonormality over a long stream. A skipped input, or a
 // covariance the solver rejects or does not converge on, is passed on flagged item_skipped (counted
@@ -56,13 +58,25 @@ struct DecompositionItem {
   std::vector<sample_t> samples;
 };
 
+// What DecomposeStage decomposes.
+enum class DecomposeMethod {
+  covariance_evd,  // the EVD of the covariance estimate
+  block_svd,       // the SVD of the block's samples X = U S W^H (channels x L snapshots; the covariance
+                   // stage must keep_samples): eigenvectors U and eigenvalues s_i^2 / L, the EVD of
+                   // the block's own covariance X X^H / L without forming it, which keeps the small
+                   // eigenvalues accurate. A block of fewer snapshots than channels is skipped
+                   // (flagged, counted as malformed): its SVD does not give every eigenvector.
+};
+
 struct DecomposeStageConfig {
   std::size_t channels = 0;
+  DecomposeMethod method = DecomposeMethod::covariance_evd;
   bool warm_start = true;  // from the previous good decomposition
   Options options;         // the solver's (sort is always descending); backend: automatic (the GPU
                            // when the build has CUDA and a device is present), cpu or cuda
   std::size_t group = 32;  // GPU: covariances per launch
-  std::size_t block_samples = 0;  // the largest block whose samples are passed on (KltStage)
+  std::size_t block_samples = 0;  // the largest block whose samples are passed on (KltStage) or,
+                                  // with block_svd, decomposed (on the GPU at most cuda::max_svd_rows())
   std::size_t pool_items = 0;  // 0: StageContext::items_in_flight()
 };
 
@@ -84,6 +98,7 @@ class DecomposeStage : public Transform<CovarianceItem, DecompositionItem> {
  private:
   Handle<DecompositionItem> item_for(const CovarianceItem& covariance);
   void solve_on_cpu(const CovarianceItem& covariance, DecompositionItem& item);
+  bool usable(const CovarianceItem& covariance);  // false: flagged skipped (a block_svd block too short)
   void solve_group();  // GPU: the pending items, then emits them in order
 
   DecomposeStageConfig config_;
@@ -94,6 +109,8 @@ class DecomposeStage : public Transform<CovarianceItem, DecompositionItem> {
   std::unique_ptr<GpuEvdGroup> gpu_;
   std::vector<Handle<DecompositionItem>> pending_;  // GPU: the group being gathered
   std::vector<std::size_t> pending_slots_;          // its slots in gpu_, or kNoSlot for skipped items
+  std::size_t pending_snapshots_ = 0;               // block_svd: the group's block length
+  std::vector<float> singular_values_;              // CPU block_svd
 };
 
 }  // namespace eigstream::streaming

@@ -72,8 +72,17 @@ class Stage {
   // For stages that skip bad inputs or discard items themselves (on the stage's thread).
   void count_malformed(std::uint64_t n = 1) noexcept { add(malformed_, n); }
   void count_dropped(std::uint64_t n = 1) noexcept { add(dropped_, n); }
+  // GPU stages: the stream time of their kernels and copies (StageStats::kernel_seconds, copy_seconds).
+  void count_device_time(double kernel_seconds, double copy_seconds) noexcept {
+    add(kernel_ns_, std::uint64_t(kernel_seconds * 1e9));
+    add(copy_ns_, std::uint64_t(copy_seconds * 1e9));
+  }
   // Counts an item leaving the stage (emitted, or consumed by a sink) and its latency.
   void record(const Stamp& stamp, std::size_t bytes) noexcept;
+  // Busy time (StageStats::busy_seconds): the run loops time each process(); emit() takes out the
+  // time spent waiting for room in the output queue.
+  void add_busy(std::int64_t since_ns) noexcept;
+  void add_blocked(std::int64_t since_ns) noexcept;
   // Counters a stage keeps elsewhere (a reader's, an output queue's) added to its stats.
   virtual void add_counters(StageStats&) const {}
 
@@ -100,6 +109,7 @@ class Stage {
   std::atomic<std::uint64_t> bytes_{0};
   std::atomic<std::uint64_t> dropped_{0};
   std::atomic<std::uint64_t> malformed_{0};
+  std::atomic<std::uint64_t> busy_ns_{0}, blocked_ns_{0}, kernel_ns_{0}, copy_ns_{0};
   LatencyHistogram latency_ns_;
   // The moving averages of the rates, updated when the stats are read.
   struct RateMeter {
@@ -133,13 +143,20 @@ class Source : public Stage {
     item->stamp.sequence = next_sequence_++;
     item->stamp.source_time_ns = steady_now_ns();
     record(item->stamp, item->bytes());
+    const std::int64_t before_push = steady_now_ns();
     output_->push(std::move(item));
+    add_blocked(before_push);
   }
 
  private:
   friend class Pipeline;
   void run() override {
-    while (!cancelled() && process()) {
+    for (;;) {
+      if (cancelled()) break;
+      const std::int64_t start = steady_now_ns();
+      const bool more = process();
+      add_busy(start);
+      if (!more) break;
     }
   }
   void close_output() override { output_->close(); }
@@ -169,19 +186,23 @@ class Transform : public Stage {
 
   void emit(Handle<Out> item) {
     record(item->stamp, item->bytes());
+    const std::int64_t before_push = steady_now_ns();
     output_->push(std::move(item));
+    add_blocked(before_push);
   }
 
  private:
   friend class Pipeline;
   void run() override {
     while (Handle<In> item = input_->pop()) {
+      const std::int64_t start = steady_now_ns();
       try {
         process(std::move(item));
       } catch (...) {
         count_dropped();  // the item it failed on
         throw;
       }
+      add_busy(start);
     }
   }
   void discard_input() override {
@@ -214,12 +235,14 @@ class Sink : public Stage {
     while (Handle<In> item = input_->pop()) {
       const Stamp stamp = item->stamp;
       const std::size_t bytes = item->bytes();
+      const std::int64_t start = steady_now_ns();
       try {
         process(std::move(item));
       } catch (...) {
         count_dropped();  // the item it failed on
         throw;
       }
+      add_busy(start);
       record(stamp, bytes);
     }
   }

@@ -49,6 +49,10 @@ struct StageStats {
   std::uint64_t lost_samples = 0;    // sources: samples known lost at the input (sequence gaps)
   double latency_p50_seconds = 0;    // source timestamp to this stage's output, since the start
   double latency_p99_seconds = 0;
+  double busy_seconds = 0;           // in process(), less the time waiting for room in the output
+                                     // queue: busy / elapsed near 1 marks the stage that limits the rate
+  double kernel_seconds = 0;         // GPU stages: stream time in kernels, and in copies between
+  double copy_seconds = 0;           // host and device (CUDA events)
 };
 
 // One line: each stage's rate, queue, p99 latency and drops, then " O" when `overflow` (something

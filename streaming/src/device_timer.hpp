@@ -1,0 +1,74 @@
+// DeviceTimer: the time a GPU stage path's work spends on its stream, split into kernels and copies
+// (CUDA builds only). The path brackets each piece of work it queues with begin(kind) and end(),
+// and collect()s the times (CUDA events, to about a microsecond) each time it has synchronised the
+// stream; take() hands over the sum. Nothing is allocated after construction: a path queues at most
+// kMaxSpans pieces between two collect()s (more go untimed).
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <array>
+#include <cstddef>
+#include <utility>
+
+#include "eigstream/detail/device_array.hpp"
+
+namespace eigstream::streaming {
+
+struct DeviceTime {
+  double kernel_seconds = 0;
+  double copy_seconds = 0;
+};
+
+class DeviceTimer {
+ public:
+  enum class Kind { kernel, copy };
+  static constexpr std::size_t kMaxSpans = 16;
+
+  explicit DeviceTimer(cudaStream_t stream) : stream_(stream) {
+    for (Span& span : spans_) {
+      detail::check_cuda(cudaEventCreate(&span.begin), "device timer: cudaEventCreate");
+      detail::check_cuda(cudaEventCreate(&span.end), "device timer: cudaEventCreate");
+    }
+  }
+  ~DeviceTimer() {
+    for (Span& span : spans_) cudaEventDestroy(span.begin), cudaEventDestroy(span.end);
+  }
+  DeviceTimer(const DeviceTimer&) = delete;
+  DeviceTimer& operator=(const DeviceTimer&) = delete;
+
+  void begin(Kind kind) {
+    if (used_ == kMaxSpans) return;  // beyond the last span the work goes untimed
+    spans_[used_].kind = kind;
+    detail::check_cuda(cudaEventRecord(spans_[used_].begin, stream_), "device timer: cudaEventRecord");
+  }
+  void end() {
+    if (used_ == kMaxSpans) return;
+    detail::check_cuda(cudaEventRecord(spans_[used_].end, stream_), "device timer: cudaEventRecord");
+    ++used_;
+  }
+  // After the stream has been synchronised: adds the spans queued since the last collect() to the
+  // total and forgets their events.
+  void collect() {
+    for (std::size_t i = 0; i < used_; ++i) {
+      float ms = 0;
+      detail::check_cuda(cudaEventElapsedTime(&ms, spans_[i].begin, spans_[i].end), "device timer: cudaEventElapsedTime");
+      (spans_[i].kind == Kind::kernel ? total_.kernel_seconds : total_.copy_seconds) += double(ms) * 1e-3;
+    }
+    used_ = 0;
+  }
+  // The total collected since the last take().
+  DeviceTime take() noexcept { return std::exchange(total_, DeviceTime{}); }
+
+ private:
+  struct Span {
+    cudaEvent_t begin = nullptr, end = nullptr;
+    Kind kind = Kind::kernel;
+  };
+  cudaStream_t stream_;
+  std::array<Span, kMaxSpans> spans_{};
+  std::size_t used_ = 0;
+  DeviceTime total_;
+};
+
+}  // namespace eigstream::streaming
