@@ -7,6 +7,7 @@
 #include <cmath>
 #include <complex>
 #include <limits>
+#include <utility>
 #include <vector>
 
 #include "oracle.hpp"
@@ -260,4 +261,43 @@ TEST_CASE("covariance rejects bad calls with clear messages", "[covariance][erro
   estimator.update(right.cview());
   Matrix<std::complex<float>> small(3, 3);
   check_error([&] { estimator.covariance(small.view()); }, ErrorCode::invalid_argument, {"output matrix", "3 x 3", "4 x 4"});
+}
+
+// find_non_finite checks blocks fast, then searches: every kind of non-finite value at every position
+// of blocks whose float counts are and are not multiples of 8, the first one reported, huge finite
+// values accepted, and with a padded leading dimension the padding (NaN here) never looked at.
+TEST_CASE("find_non_finite finds the first NaN or infinity anywhere, and only inside the view", "[covariance]") {
+  const float inf = std::numeric_limits<float>::infinity(), nan = std::numeric_limits<float>::quiet_NaN();
+  const float max = std::numeric_limits<float>::max();
+  for (const index_t rows : {1, 3, 4, 5}) {
+    const index_t cols = 7, ld = rows + 2;
+    std::vector<sample_t> data(std::size_t(ld * cols), sample_t(nan, nan));  // padding is NaN
+    const auto fill = [&] {
+      for (index_t t = 0; t < cols; ++t)
+        for (index_t c = 0; c < rows; ++c) data[std::size_t(c + t * ld)] = sample_t(max, -max);
+    };
+    fill();
+    CHECK_FALSE(eigstream::find_non_finite({data.data(), rows, cols, ld}).found);
+    std::vector<sample_t> packed(std::size_t(rows * cols), sample_t(max, -max));
+    CHECK_FALSE(eigstream::find_non_finite({packed.data(), rows, cols, rows}).found);
+    for (const sample_t bad : {sample_t(nan, 0), sample_t(0, inf), sample_t(-inf, 1)})
+      for (index_t t = 0; t < cols; ++t)
+        for (index_t c = 0; c < rows; ++c) {
+          INFO("rows " << rows << ", channel " << c << ", snapshot " << t);
+          fill();
+          data[std::size_t(c + t * ld)] = bad;
+          packed.assign(packed.size(), sample_t(1, 1));
+          packed[std::size_t(c + t * rows)] = bad;
+          packed.back() = sample_t(inf, inf);  // a later one: the first is reported
+          for (const auto& [where, view] :
+               {std::pair{"padded", eigstream::MatrixView<const sample_t>{data.data(), rows, cols, ld}},
+                std::pair{"packed", eigstream::MatrixView<const sample_t>{packed.data(), rows, cols, rows}}}) {
+            INFO(where);
+            const eigstream::NonFiniteSample found = eigstream::find_non_finite(view);
+            CHECK(found.found);
+            CHECK(found.channel == c);
+            CHECK(found.snapshot == t);
+          }
+        }
+  }
 }
