@@ -55,7 +55,12 @@ void CovarianceStage::process(Handle<Block> block) {
   const bool valid = !find_non_finite(samples).found;
   if (valid) {
     fold(samples);
-    if (++since_emitted_ < config_.hop) return;
+    if (++since_emitted_ < config_.hop) {
+#if defined(EIGSTREAM_HAVE_CUDA)
+      if (gpu_) gpu_->finish_copy();  // the block goes back to its pool on return (read() waits otherwise)
+#endif
+      return;
+    }
     since_emitted_ = 0;
   } else {
     count_malformed();

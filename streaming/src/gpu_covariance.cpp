@@ -29,7 +29,7 @@ GpuCovariance::GpuCovariance(const CovarianceConfig& config)
   check_blas(cublasCreate(&blas_), "cublasCreate");
   check_blas(cublasSetStream(blas_, stream_.get()), "cublasSetStream");
   detail::check_cuda(cudaMemsetAsync(r_.get(), 0, n_ * n_ * sizeof(cfloat), stream_.get()), "covariance stage: clear");
-  if (windowed())  // the upper triangles, which cherk leaves alone, stay 0
+  if (windowed())  // slots not yet written are summed with weight 0: they must hold numbers
     detail::check_cuda(cudaMemsetAsync(ring_.get(), 0, window_slots(config) * n_ * n_ * sizeof(cfloat), stream_.get()),
                        "covariance stage: clear");
 }
@@ -37,19 +37,21 @@ GpuCovariance::GpuCovariance(const CovarianceConfig& config)
 GpuCovariance::~GpuCovariance() { cublasDestroy(blas_); }
 
 void GpuCovariance::update(const sample_t* block, std::size_t snapshots) {
-  if (snapshots > x_snapshots_) {
-    x_ = std::make_unique<detail::DeviceArray<cfloat>>(n_ * snapshots, stream_.get());
-    x_snapshots_ = snapshots;
+  const std::size_t chunks = (snapshots + kChunk - 1) / kChunk, padded = chunks * kChunk;
+  if (chunks > x_chunks_) {
+    x_ = std::make_unique<detail::DeviceArray<cfloat>>(n_ * padded, stream_.get());
+    chunk_products_ = std::make_unique<detail::DeviceArray<cfloat>>(chunks * n_ * n_, stream_.get());
+    ones_ = std::make_unique<detail::DeviceArray<cfloat>>(chunks, stream_.get());
+    const std::vector<cfloat> ones(chunks, cfloat(1));
+    ones_->upload(ones, stream_.get());
+    finish_copy();  // from a local vector
+    x_chunks_ = chunks;
   }
   timer_.begin(DeviceTimer::Kind::copy);
   detail::check_cuda(cudaMemcpyAsync(x_->get(), block, n_ * snapshots * sizeof(cfloat), cudaMemcpyHostToDevice,
                                      stream_.get()),
                      "covariance stage: copy to GPU");
   timer_.end();
-  // The block goes back to its pool when the stage returns: the copy must be done by then.
-  detail::check_cuda(cudaStreamSynchronize(stream_.get()), "covariance stage: copy to GPU");
-  timer_.collect();
-
   float alpha, beta;
   cfloat* out;
   if (windowed()) {
@@ -66,12 +68,29 @@ void GpuCovariance::update(const sample_t* block, std::size_t snapshots) {
     weight_square_sum_ = step.weight_square_sum(weight_square_sum_, index_t(snapshots));
   }
   timer_.begin(DeviceTimer::Kind::kernel);
-  check_blas(cublasCherk(blas_, CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_N, int(n_), int(snapshots), &alpha,
-                         reinterpret_cast<const cuComplex*>(x_->get()), int(n_), &beta, reinterpret_cast<cuComplex*>(out),
-                         int(n_)),
-             "cublasCherk");
+  if (padded > snapshots)  // the last chunk's padding: zeros, whatever an earlier block left there
+    detail::check_cuda(cudaMemsetAsync(x_->get() + n_ * snapshots, 0, n_ * (padded - snapshots) * sizeof(cfloat),
+                                       stream_.get()),
+                       "covariance stage: clear");
+  const cuComplex one{1, 0}, zero{0, 0}, weight{alpha, 0}, keep{beta, 0};
+  const auto* x = reinterpret_cast<const cuComplex*>(x_->get());
+  const auto n = int(n_), nn = int(n_ * n_);
+  const auto chunk_stride = static_cast<long long>(n_ * kChunk);
+  check_blas(cublasCgemmStridedBatched(blas_, CUBLAS_OP_N, CUBLAS_OP_C, n, n, int(kChunk), &one, x, n, chunk_stride, x, n,
+                                       chunk_stride, &zero, reinterpret_cast<cuComplex*>(chunk_products_->get()), n, nn,
+                                       int(chunks)),
+             "cublasCgemmStridedBatched");
+  check_blas(cublasCgemv(blas_, CUBLAS_OP_N, nn, int(chunks), &weight,
+                         reinterpret_cast<const cuComplex*>(chunk_products_->get()), nn,
+                         reinterpret_cast<const cuComplex*>(ones_->get()), 1, &keep, reinterpret_cast<cuComplex*>(out), 1),
+             "cublasCgemv");
   timer_.end();
   ++blocks_;
+}
+
+void GpuCovariance::finish_copy() {
+  detail::check_cuda(cudaStreamSynchronize(stream_.get()), "covariance stage: covariance on the GPU");
+  timer_.collect();
 }
 
 void GpuCovariance::read(cfloat* out) {

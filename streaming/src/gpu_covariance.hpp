@@ -1,10 +1,12 @@
 // GpuCovariance: CovarianceStage's GPU path (CUDA builds only): the covariance estimate of
 // Covariance<float> (lib/, the same modes and bookkeeping, to float rounding) kept on the device and
-// updated per block by cuBLAS:
-//   exponential:    R <- keep R + take X X^H / L (cublasCherk on the lower triangle, ForgettingStep's
-//                   weights);
-//   sliding window: each block's S = X X^H (cublasCherk) into a ring of `window` slots, and on read
-//                   R = (sum of the held S) / (sum of their L) (one cublasCgemv over the ring).
+// updated per block by cuBLAS. A block's S = X X^H is formed in chunks of kChunk snapshots, one
+// product per chunk in one cublasCgemmStridedBatched (a single cublasCherk over 1024 snapshots runs
+// on a few SMs and took 40 us on an H100), and the chunks are summed by the cublasCgemv that also
+// applies the weights:
+//   exponential:    R <- keep R + (take / L) sum of the chunks (ForgettingStep's weights);
+//   sliding window: S into a ring of `window` slots, and on read R = (sum of the held S) / (sum of
+//                   their L) (one more cublasCgemv, over the ring).
 // Device memory is allocated at construction and when a block larger than any before arrives (the
 // first block, in a stream of equal blocks).
 #pragma once
@@ -35,10 +37,13 @@ class GpuCovariance {
   GpuCovariance& operator=(const GpuCovariance&) = delete;
 
   // Folds block X (channels x snapshots, channels interleaved per snapshot, finite; pinned host
-  // memory for a fast copy) into the estimate. Returns once X has been copied (the update itself may
-  // still run: read() waits for it), so the caller may reuse X's memory.
+  // memory for a fast copy) into the estimate. Returns at once: X must stay as it is until read() or
+  // finish_copy() has returned.
   void update(const sample_t* block, std::size_t snapshots);
-  // R, full Hermitian (the lower triangle mirrored, the diagonal real), into out (channels x channels).
+  // Waits until the updates so far are done (X may then be reused).
+  void finish_copy();
+  // Waits for the updates, then R, full Hermitian (the lower triangle mirrored, the diagonal real),
+  // into out (channels x channels).
   void read(cfloat* out);
   // As Covariance: blocks folded in, and the effective number of snapshots behind R.
   index_t blocks() const noexcept { return blocks_; }
@@ -54,8 +59,9 @@ class GpuCovariance {
   CudaStream stream_;  // before the device memory: destroyed after it
   DeviceTimer timer_;
   cublasHandle_t blas_ = nullptr;
-  std::unique_ptr<detail::DeviceArray<cfloat>> x_;
-  std::size_t x_snapshots_ = 0;
+  static constexpr std::size_t kChunk = 128;
+  std::unique_ptr<detail::DeviceArray<cfloat>> x_, chunk_products_, ones_;  // X padded with zeros to whole chunks
+  std::size_t x_chunks_ = 0;
   detail::DeviceArray<cfloat> r_;
   detail::DeviceArray<cfloat> ring_, ring_weights_;  // sliding window: S per slot, and 1 / (sum of L) per held slot
   HostBuffer host_r_, host_ring_weights_;

@@ -200,9 +200,11 @@ std::vector<es::CovarianceItem> covariances(const std::vector<sample_t>& samples
   return out;
 }
 
+// Blocks of 300 snapshots: three chunks of the GPU's product, the last padded with zeros; the last
+// block, of 70, one chunk over the padding of the longer blocks before.
 TEST_CASE("gpu stages: the cuBLAS covariance equals the CPU's, loading, weights and a NaN block included", "[gpu][stages]") {
-  const std::size_t n = 16, block = 100, blocks = 200;
-  auto samples = array_samples(n, block * blocks, 6);
+  const std::size_t n = 16, block = 300, blocks = 200;
+  auto samples = array_samples(n, block * (blocks - 1) + 70, 6);
   samples[(70 * block + 9) * n + 2] = sample_t(0, std::numeric_limits<float>::infinity());  // block 70
   eigstream::Backend used = eigstream::Backend::cpu;
   const auto cpu = covariances(samples, n, block, eigstream::Backend::cpu, &used);
@@ -245,10 +247,10 @@ TEST_CASE("gpu stages: the cuBLAS covariance with a hop of 3 equals the CPU's", 
 }
 
 // A sliding window of 5 blocks: the ring of per-block sums on the GPU, summed by cuBLAS, against the
-// CPU's exact re-summation; blocks of two lengths (the last is short) and a NaN block, which enters
-// neither window.
+// CPU's exact re-summation; blocks of two lengths (200: two chunks; the last, 30, padded over the
+// longer blocks' data) and a NaN block, which enters neither window.
 TEST_CASE("gpu stages: the cuBLAS sliding-window covariance equals the CPU's", "[gpu][stages]") {
-  const std::size_t n = 16, block = 100, blocks = 40;
+  const std::size_t n = 16, block = 200, blocks = 40;
   auto samples = array_samples(n, block * blocks + 30, 10);
   samples[(12 * block + 4) * n + 9] = sample_t(std::numeric_limits<float>::quiet_NaN(), 1);  // block 12
   eigstream::Backend used = eigstream::Backend::cpu;
