@@ -34,12 +34,12 @@ namespace {
 struct Settings {
   std::size_t channels = 64;
   std::size_t block_samples = 1024;
-  std::size_t queue = 2;
+  std::size_t queue = 64;
   double lambda = 0.9;
   double seconds = 5;
   double warmup = 1;
   std::string backend = "cpu";
-  std::size_t group = 32;
+  std::size_t group = 64;
 };
 
 // Passes decompositions on and keeps the sum of their sweeps (read after the pipeline stopped).

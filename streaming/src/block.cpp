@@ -1,6 +1,7 @@
 // Block: storage for capacity samples of all channels, allocated once.
 #include "eigstream/streaming/block.hpp"
 
+#include "eigstream/covariance.hpp"
 #include "eigstream/error.hpp"
 
 #include <string>
@@ -14,6 +15,11 @@ Block::Block(std::size_t channels, std::size_t capacity)
     throw Error(ErrorCode::invalid_argument, "streaming: a block needs at least one channel and one sample (got " +
                                                  std::to_string(channels) + " channels, " +
                                                  std::to_string(capacity) + " samples)");
+}
+
+bool block_is_finite(const Block& block) {
+  if (block.stamp.flags & block_finite_checked) return (block.stamp.flags & block_non_finite) == 0;
+  return !find_non_finite({block.data(), index_t(block.channels()), index_t(block.samples), index_t(block.channels())}).found;
 }
 
 }  // namespace eigstream::streaming

@@ -52,24 +52,50 @@ void CovarianceStage::process(Handle<Block> block) {
   if (block->samples == 0) return;  // nothing to estimate from (an empty last block)
   const MatrixView<const sample_t> samples{block->data(), index_t(block->channels()), index_t(block->samples),
                                            index_t(block->channels())};
-  const bool valid = !find_non_finite(samples).found;
-  if (valid) {
-    fold(samples);
-    if (++since_emitted_ < config_.hop) {
-#if defined(EIGSTREAM_HAVE_CUDA)
-      if (gpu_) gpu_->finish_copy();  // the block goes back to its pool on return (read() waits otherwise)
-#endif
-      return;
-    }
+  const bool valid = block_is_finite(*block);
+  if (!valid) count_malformed();
+  bool emits = !valid;
+  if (valid && ++since_emitted_ >= config_.hop) {
     since_emitted_ = 0;
-  } else {
-    count_malformed();
+    emits = true;
   }
+#if defined(EIGSTREAM_HAVE_CUDA)
+  if (gpu_) {
+    // This block's work is queued on the GPU, then the block before is finished and emitted: the CPU
+    // side of one block overlaps the GPU side of the other.
+    InFlight next;
+    next.slot = next_slot_;
+    next_slot_ ^= 1;
+    next.gpu_work = valid;
+    next.read = valid && emits;
+    if (valid) gpu_->update(samples.data, std::size_t(samples.cols));
+    if (emits) next.item = item_for(*block, valid);
+    if (valid) gpu_->request(next.slot, next.read);
+    next.block = std::move(block);
+    finish_in_flight();
+    in_flight_ = std::move(next);
+    return;
+  }
+#endif
+  if (valid) estimate_.update(samples);
+  if (!emits) return;
+  Handle<CovarianceItem> item = item_for(*block, valid);
+  if (valid) {
+    const index_t n = estimate_.channels();
+    estimate_.covariance({item->matrix.data(), n, n, n});
+    keep_samples(*block, *item);
+  }
+  block.reset();
+  emit(std::move(item));
+}
 
+void CovarianceStage::flush() { finish_in_flight(); }
+
+Handle<CovarianceItem> CovarianceStage::item_for(const Block& block, bool valid) {
   Handle<CovarianceItem> item = pool_->acquire();
-  item->stamp = block->stamp;
-  item->first_sample = block->first_sample;
-  item->end_sample = block->first_sample + block->samples;
+  item->stamp = block.stamp;
+  item->first_sample = block.first_sample;
+  item->end_sample = block.first_sample + block.samples;
 #if defined(EIGSTREAM_HAVE_CUDA)
   item->blocks = std::uint64_t(gpu_ ? gpu_->blocks() : estimate_.blocks());
   item->effective_snapshots = gpu_ ? gpu_->effective_snapshots() : estimate_.effective_snapshots();
@@ -78,46 +104,38 @@ void CovarianceStage::process(Handle<Block> block) {
   item->effective_snapshots = estimate_.effective_snapshots();
 #endif
   item->snapshots = 0;
-  if (!valid) {
-    item->stamp.flags |= item_skipped;
-  } else {
-    read(item->matrix.data());
-    if (config_.keep_samples) {
-      std::copy_n(block->data(), block->samples * block->channels(), item->samples.data());
-      item->snapshots = block->samples;
+  if (!valid) item->stamp.flags |= item_skipped;
+  return item;
+}
+
+void CovarianceStage::keep_samples(const Block& block, CovarianceItem& item) const {
+  if (!config_.keep_samples) return;
+  std::copy_n(block.data(), block.samples * block.channels(), item.samples.data());
+  item.snapshots = block.samples;
+}
+
+void CovarianceStage::finish_in_flight() {
+#if defined(EIGSTREAM_HAVE_CUDA)
+  if (!in_flight_.block) return;
+  InFlight done = std::move(in_flight_);
+  in_flight_ = {};
+  if (done.gpu_work) {
+    std::complex<float>* out = done.read ? done.item->matrix.data() : nullptr;
+    gpu_->complete(done.slot, out);
+    const DeviceTime time = gpu_->take_device_time();
+    count_device_time(time.kernel_seconds, time.copy_seconds);
+    if (out) {  // loading on the output, as Covariance::covariance does
+      const index_t n = estimate_.channels();
+      double trace = 0;
+      for (index_t i = 0; i < n; ++i) trace += out[i + i * n].real();
+      const float delta = float(config_.covariance.loading.amount(trace, n));
+      for (index_t i = 0; i < n; ++i) out[i + i * n] += delta;
+      keep_samples(*done.block, *done.item);
     }
   }
-  block.reset();
-  emit(std::move(item));
-}
-
-void CovarianceStage::fold(MatrixView<const sample_t> samples) {
-#if defined(EIGSTREAM_HAVE_CUDA)
-  if (gpu_) {
-    gpu_->update(samples.data, std::size_t(samples.cols));
-    const DeviceTime time = gpu_->take_device_time();
-    count_device_time(time.kernel_seconds, time.copy_seconds);
-    return;
-  }
+  done.block.reset();
+  if (done.item) emit(std::move(done.item));
 #endif
-  estimate_.update(samples);
-}
-
-void CovarianceStage::read(std::complex<float>* out) {
-  const index_t n = estimate_.channels();
-#if defined(EIGSTREAM_HAVE_CUDA)
-  if (gpu_) {
-    gpu_->read(out);
-    const DeviceTime time = gpu_->take_device_time();
-    count_device_time(time.kernel_seconds, time.copy_seconds);
-    double trace = 0;
-    for (index_t i = 0; i < n; ++i) trace += out[i + i * n].real();
-    const float delta = float(config_.covariance.loading.amount(trace, n));
-    for (index_t i = 0; i < n; ++i) out[i + i * n] += delta;
-    return;
-  }
-#endif
-  estimate_.covariance({out, n, n, n});
 }
 
 }  // namespace eigstream::streaming

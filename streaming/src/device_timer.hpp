@@ -1,12 +1,13 @@
 // DeviceTimer: the time a GPU stage path's work spends on its stream, split into kernels and copies
 // (CUDA builds only). The path brackets each piece of work it queues with begin(kind) and end(),
-// and collect()s the times (CUDA events, to about a microsecond) each time it has synchronised the
-// stream; take() hands over the sum. Nothing is allocated after construction: a path queues at most
-// kMaxSpans pieces between two collect()s (more go untimed).
+// and collect()s the times of the pieces done (CUDA events, to about a microsecond) when it has
+// waited for the stream; take() hands over the sum. Nothing is allocated after construction: at most
+// kMaxSpans pieces wait to be collected (more go untimed).
 #pragma once
 
 #include <cuda_runtime_api.h>
 
+#include <algorithm>
 #include <array>
 #include <cstddef>
 #include <utility>
@@ -23,7 +24,7 @@ struct DeviceTime {
 class DeviceTimer {
  public:
   enum class Kind { kernel, copy };
-  static constexpr std::size_t kMaxSpans = 16;
+  static constexpr std::size_t kMaxSpans = 32;
 
   explicit DeviceTimer(cudaStream_t stream) : stream_(stream) {
     for (Span& span : spans_) {
@@ -47,15 +48,21 @@ class DeviceTimer {
     detail::check_cuda(cudaEventRecord(spans_[used_].end, stream_), "device timer: cudaEventRecord");
     ++used_;
   }
-  // After the stream has been synchronised: adds the spans queued since the last collect() to the
-  // total and forgets their events.
+  // Adds the spans that have completed (in the order queued) to the total and forgets their events;
+  // the others wait for a later collect().
   void collect() {
-    for (std::size_t i = 0; i < used_; ++i) {
+    std::size_t done = 0;
+    for (; done < used_; ++done) {
+      const cudaError_t state = cudaEventQuery(spans_[done].end);
+      if (state == cudaErrorNotReady) break;
+      detail::check_cuda(state, "device timer: cudaEventQuery");
       float ms = 0;
-      detail::check_cuda(cudaEventElapsedTime(&ms, spans_[i].begin, spans_[i].end), "device timer: cudaEventElapsedTime");
-      (spans_[i].kind == Kind::kernel ? total_.kernel_seconds : total_.copy_seconds) += double(ms) * 1e-3;
+      detail::check_cuda(cudaEventElapsedTime(&ms, spans_[done].begin, spans_[done].end),
+                         "device timer: cudaEventElapsedTime");
+      (spans_[done].kind == Kind::kernel ? total_.kernel_seconds : total_.copy_seconds) += double(ms) * 1e-3;
     }
-    used_ = 0;
+    std::rotate(spans_.begin(), spans_.begin() + std::ptrdiff_t(done), spans_.begin() + std::ptrdiff_t(used_));
+    used_ -= done;
   }
   // The total collected since the last take().
   DeviceTime take() noexcept { return std::exchange(total_, DeviceTime{}); }

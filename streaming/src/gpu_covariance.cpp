@@ -23,9 +23,11 @@ std::size_t window_slots(const CovarianceConfig& config) {
 GpuCovariance::GpuCovariance(const CovarianceConfig& config)
     : config_(config), n_(std::size_t(config.channels)), stream_("covariance stage: cudaStreamCreate"),
       timer_(stream_.get()), r_(n_ * n_, stream_.get()), ring_(window_slots(config) * n_ * n_, stream_.get()),
-      ring_weights_(window_slots(config), stream_.get()), host_r_(n_ * n_ * sizeof(cfloat)),
-      host_ring_weights_(std::max<std::size_t>(1, window_slots(config)) * sizeof(cfloat)),
+      ring_weights_(window_slots(config), stream_.get()), host_r_(2 * n_ * n_ * sizeof(cfloat)),
+      host_ring_weights_(2 * std::max<std::size_t>(1, window_slots(config)) * sizeof(cfloat)),
       ring_snapshots_(window_slots(config), 0) {
+  for (cudaEvent_t& event : done_)
+    detail::check_cuda(cudaEventCreateWithFlags(&event, cudaEventDisableTiming), "covariance stage: cudaEventCreate");
   check_blas(cublasCreate(&blas_), "cublasCreate");
   check_blas(cublasSetStream(blas_, stream_.get()), "cublasSetStream");
   detail::check_cuda(cudaMemsetAsync(r_.get(), 0, n_ * n_ * sizeof(cfloat), stream_.get()), "covariance stage: clear");
@@ -34,7 +36,10 @@ GpuCovariance::GpuCovariance(const CovarianceConfig& config)
                        "covariance stage: clear");
 }
 
-GpuCovariance::~GpuCovariance() { cublasDestroy(blas_); }
+GpuCovariance::~GpuCovariance() {
+  cublasDestroy(blas_);
+  for (cudaEvent_t event : done_) cudaEventDestroy(event);
+}
 
 void GpuCovariance::update(const sample_t* block, std::size_t snapshots) {
   const std::size_t chunks = (snapshots + kChunk - 1) / kChunk, padded = chunks * kChunk;
@@ -44,7 +49,7 @@ void GpuCovariance::update(const sample_t* block, std::size_t snapshots) {
     ones_ = std::make_unique<detail::DeviceArray<cfloat>>(chunks, stream_.get());
     const std::vector<cfloat> ones(chunks, cfloat(1));
     ones_->upload(ones, stream_.get());
-    finish_copy();  // from a local vector
+    detail::check_cuda(cudaStreamSynchronize(stream_.get()), "covariance stage: copy to GPU");  // from a local vector
     x_chunks_ = chunks;
   }
   timer_.begin(DeviceTimer::Kind::copy);
@@ -88,16 +93,12 @@ void GpuCovariance::update(const sample_t* block, std::size_t snapshots) {
   ++blocks_;
 }
 
-void GpuCovariance::finish_copy() {
-  detail::check_cuda(cudaStreamSynchronize(stream_.get()), "covariance stage: covariance on the GPU");
-  timer_.collect();
-}
-
-void GpuCovariance::read(cfloat* out) {
-  if (windowed()) {
+void GpuCovariance::request(std::size_t slot, bool read) {
+  if (read && windowed()) {
     // R = ring (n^2 x window) times the weights: 1 / (sum of L) for the held slots, 0 for the rest.
-    auto* weights = static_cast<cfloat*>(host_ring_weights_.data());
+    // Their host staging has a part per request slot: a slot's last request is complete by now.
     const auto window = std::size_t(config_.window);
+    auto* weights = static_cast<cfloat*>(host_ring_weights_.data()) + slot * window;
     for (std::size_t s = 0; s < window; ++s)
       weights[s] = s < std::size_t(blocks_) ? cfloat(float(weight_square_sum_), 0) : cfloat(0);
     timer_.begin(DeviceTimer::Kind::copy);
@@ -114,13 +115,21 @@ void GpuCovariance::read(cfloat* out) {
                "cublasCgemv");
     timer_.end();
   }
-  auto* lower = static_cast<cfloat*>(host_r_.data());
-  timer_.begin(DeviceTimer::Kind::copy);
-  detail::check_cuda(cudaMemcpyAsync(lower, r_.get(), n_ * n_ * sizeof(cfloat), cudaMemcpyDeviceToHost, stream_.get()),
-                     "covariance stage: copy from GPU");
-  timer_.end();
-  detail::check_cuda(cudaStreamSynchronize(stream_.get()), "covariance stage: covariance on the GPU");
+  if (read) {
+    timer_.begin(DeviceTimer::Kind::copy);
+    detail::check_cuda(cudaMemcpyAsync(static_cast<cfloat*>(host_r_.data()) + slot * n_ * n_, r_.get(),
+                                       n_ * n_ * sizeof(cfloat), cudaMemcpyDeviceToHost, stream_.get()),
+                       "covariance stage: copy from GPU");
+    timer_.end();
+  }
+  detail::check_cuda(cudaEventRecord(done_[slot], stream_.get()), "covariance stage: cudaEventRecord");
+}
+
+void GpuCovariance::complete(std::size_t slot, cfloat* out) {
+  detail::check_cuda(cudaEventSynchronize(done_[slot]), "covariance stage: covariance on the GPU");
   timer_.collect();
+  if (!out) return;
+  const cfloat* lower = static_cast<const cfloat*>(host_r_.data()) + slot * n_ * n_;
   for (std::size_t j = 0; j < n_; ++j) {
     out[j + j * n_] = {lower[j + j * n_].real(), 0.0f};
     for (std::size_t i = j + 1; i < n_; ++i) {

@@ -36,15 +36,16 @@ class GpuCovariance {
   GpuCovariance(const GpuCovariance&) = delete;
   GpuCovariance& operator=(const GpuCovariance&) = delete;
 
-  // Folds block X (channels x snapshots, channels interleaved per snapshot, finite; pinned host
-  // memory for a fast copy) into the estimate. Returns at once: X must stay as it is until read() or
-  // finish_copy() has returned.
+  // Queues the fold of block X (channels x snapshots, channels interleaved per snapshot, finite;
+  // pinned host memory for a fast copy) into the estimate and returns: X must stay as it is until a
+  // later request() has been complete()d.
   void update(const sample_t* block, std::size_t snapshots);
-  // Waits until the updates so far are done (X may then be reused).
-  void finish_copy();
-  // Waits for the updates, then R, full Hermitian (the lower triangle mirrored, the diagonal real),
-  // into out (channels x channels).
-  void read(cfloat* out);
+  // Marks everything queued so far with request slot 0 or 1, and with `read`, queues the copy of R as
+  // it is then to that slot's host staging.
+  void request(std::size_t slot, bool read);
+  // Waits for the work marked by the slot's last request; with `out`, writes that R there, full
+  // Hermitian (the lower triangle mirrored, the diagonal real; channels x channels).
+  void complete(std::size_t slot, cfloat* out);
   // As Covariance: blocks folded in, and the effective number of snapshots behind R.
   index_t blocks() const noexcept { return blocks_; }
   double effective_snapshots() const noexcept { return weight_square_sum_ > 0 ? 1 / weight_square_sum_ : 0; }
@@ -64,7 +65,8 @@ class GpuCovariance {
   std::size_t x_chunks_ = 0;
   detail::DeviceArray<cfloat> r_;
   detail::DeviceArray<cfloat> ring_, ring_weights_;  // sliding window: S per slot, and 1 / (sum of L) per held slot
-  HostBuffer host_r_, host_ring_weights_;
+  HostBuffer host_r_, host_ring_weights_;  // host_r_: two slots of R
+  cudaEvent_t done_[2] = {nullptr, nullptr};
   std::vector<index_t> ring_snapshots_;
   index_t blocks_ = 0;
   double weight_square_sum_ = 0;

@@ -1,6 +1,7 @@
 // ReaderSource: forming fixed-size blocks from whatever chunks a SampleReader returns.
 #include "eigstream/streaming/reader_source.hpp"
 
+#include "eigstream/covariance.hpp"
 #include "eigstream/error.hpp"
 
 #include <algorithm>
@@ -28,7 +29,7 @@ void ReaderSource::configure(StageContext& context) {
 Handle<Block> ReaderSource::new_block(std::uint64_t lost_before) {
   Handle<Block> block = pool_->acquire();
   next_sample_ += lost_before;
-  block->stamp.flags = lost_before > 0 ? std::uint32_t{block_gap} : 0u;
+  block->stamp.flags = block_finite_checked | (lost_before > 0 ? std::uint32_t{block_gap} : 0u);
   block->samples = 0;
   block->first_sample = next_sample_;
   block->lost_before = lost_before;
@@ -48,11 +49,15 @@ bool ReaderSource::process() {
                                                 std::to_string(got.samples) + " samples when asked for at most " +
                                                 std::to_string(room));
     ended_ = got.end;
+    // Checked now, while the samples are in this core's cache (block_finite_checked).
+    const bool non_finite =
+        find_non_finite({at, index_t(channels_), index_t(got.samples), index_t(channels_)}).found;
     if (got.lost_before > 0 && block.samples > 0) {
       // The gap ends this block; the samples after it begin the next one.
       Handle<Block> next = new_block(got.lost_before);
       std::copy_n(at, got.samples * channels_, next->data());
       next->samples = got.samples;
+      if (non_finite) next->stamp.flags |= block_non_finite;
       next_sample_ += got.samples;
       block.stamp.flags |= block_partial;
       emit(std::exchange(filling_, std::move(next)));
@@ -64,6 +69,7 @@ bool ReaderSource::process() {
       block.lost_before += got.lost_before;
       block.stamp.flags |= block_gap;
     }
+    if (non_finite) block.stamp.flags |= block_non_finite;
     block.samples += got.samples;
     next_sample_ += got.samples;
   }

@@ -8,6 +8,7 @@
 #include "eigstream/streaming/streaming.hpp"
 
 #include <algorithm>
+#include <limits>
 #include <map>
 #include <memory>
 #include <vector>
@@ -89,7 +90,7 @@ TEST_CASE("source: random chunk sizes give exactly the blocks one read of everyt
     CHECK(whole[b].first_sample == b * block_samples);
     CHECK(whole[b].lost_before == 0);
     CHECK(whole[b].samples == (b < 39 ? block_samples : 23));
-    CHECK(whole[b].flags == (b < 39 ? 0u : es::block_partial));
+    CHECK(whole[b].flags == ((b < 39 ? 0u : es::block_partial) | es::block_finite_checked));
     bool values_right = true;
     for (std::size_t s = 0; s < whole[b].samples; ++s)
       for (std::size_t c = 0; c < channels; ++c)
@@ -142,7 +143,7 @@ TEST_CASE("source: a gap ends the block, and the next block records it", "[strea
       CHECK(seen[b].first_sample == expected[b].first_sample);
       CHECK(seen[b].lost_before == expected[b].lost_before);
       CHECK(seen[b].samples == expected[b].samples);
-      CHECK(seen[b].flags == expected[b].flags);
+      CHECK(seen[b].flags == (expected[b].flags | es::block_finite_checked));
       bool values_right = true;
       for (std::size_t s = 0; s < seen[b].samples; ++s)
         for (std::size_t c = 0; c < channels; ++c)
@@ -152,6 +153,39 @@ TEST_CASE("source: a gap ends the block, and the next block records it", "[strea
   }
 }
 
+
+// The source checks each chunk as it reads it: a NaN or infinity marks exactly the block it lands in,
+// also when a gap moves the chunk holding it into the next block; block_is_finite trusts the mark,
+// and reads the samples of a block no source checked.
+TEST_CASE("source: blocks holding a NaN or infinity are marked, whatever the chunks and gaps", "[streaming]") {
+  const std::size_t channels = 2, count = 1000, block_samples = 100;
+  std::vector<es::sample_t> signal = ramp_signal(count, channels);
+  signal[140 * channels + 1] = {std::numeric_limits<float>::quiet_NaN(), 0};  // block [105, 205)
+  signal[300 * channels] = {0, -std::numeric_limits<float>::infinity()};     // block [280, 380), after a gap
+  const std::map<std::uint64_t, std::uint64_t> gaps = {{0, 5}, {250, 30}, {400, 20}};
+  for (const std::size_t max_chunk : {0, 1, 13, 99, 100, 333}) {
+    es::MemoryReaderOptions options;
+    options.max_chunk = max_chunk;
+    auto reader = std::make_unique<GapReader>(
+        std::make_unique<es::MemoryReader>(signal.data(), count, channels, options), gaps);
+    const std::vector<SeenBlock> seen = run_source(std::move(reader), block_samples);
+    INFO("max_chunk " << max_chunk);
+    REQUIRE(seen.size() == 11);
+    for (std::size_t b = 0; b < seen.size(); ++b) {
+      INFO("block " << b << " from sample " << seen[b].first_sample);
+      CHECK((seen[b].flags & es::block_finite_checked) != 0);
+      CHECK(((seen[b].flags & es::block_non_finite) != 0) == (b == 1 || b == 3));
+    }
+  }
+  es::Block unchecked(channels, 4);
+  unchecked.samples = 4;
+  std::fill_n(unchecked.data(), 8, es::sample_t(1, 1));
+  CHECK(es::block_is_finite(unchecked));
+  unchecked.data()[5] = {std::numeric_limits<float>::infinity(), 0};
+  CHECK_FALSE(es::block_is_finite(unchecked));
+  unchecked.stamp.flags = es::block_finite_checked;  // a source's word is taken
+  CHECK(es::block_is_finite(unchecked));
+}
 TEST_CASE("source: bad settings are clear errors at start", "[streaming]") {
   const std::vector<es::sample_t> signal = ramp_signal(10, 2);
   es::Pipeline pipeline;

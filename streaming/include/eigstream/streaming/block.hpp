@@ -16,7 +16,13 @@ namespace eigstream::streaming {
 enum BlockFlag : std::uint32_t {
   block_gap = 1u << 0,      // samples were lost just before this block (lost_before > 0)
   block_partial = 1u << 1,  // fewer samples than the block size: the input ended, or a gap followed
+  // ReaderSource checks every sample for NaN and infinity as it reads it (while it is in cache) and
+  // says so, so that stages need not read the block again to check it. A stage that changes the
+  // samples of a block it passes on clears both bits.
+  block_finite_checked = 1u << 2,  // every sample was checked: finite unless block_non_finite
+  block_non_finite = 1u << 3,      // (with block_finite_checked) a sample is NaN or infinite
 };
+
 
 class Block {
  public:
@@ -40,5 +46,9 @@ class Block {
   HostBuffer storage_;
   sample_t* data_;
 };
+
+// Whether every sample of the block is finite: from the source's check when it made one, else by
+// reading the samples (eigstream::find_non_finite).
+bool block_is_finite(const Block& block);
 
 }  // namespace eigstream::streaming

@@ -1,8 +1,9 @@
 // CovarianceStage: turns blocks into covariance estimates (Covariance<float> of lib/, exponential
 // forgetting or a sliding window, optional diagonal loading), and CovarianceItem, what it emits.
-// With backend cuda the estimate lives on the GPU and cuBLAS folds each block in (cublasCherk; a
-// sliding window sums its ring of per-block sums with cublasCgemv); the items are the same, to float
-// rounding.
+// With backend cuda the estimate lives on the GPU and cuBLAS folds each block in (GpuCovariance);
+// the items are the same, to float rounding. The stage queues a block's work on the GPU before it
+// waits for the block before and emits that one's item, so one block is always in flight (held until
+// its copy to the GPU is done) and the CPU's checks overlap the GPU's work.
 // A block holding a NaN or infinite sample is counted as malformed and leaves the estimate as it
 // was; it is passed on as an item flagged item_skipped with no matrix, so the stages downstream see
 // every block in order.
@@ -76,14 +77,28 @@ class CovarianceStage : public Transform<Block, CovarianceItem> {
  protected:
   void configure(StageContext& context) override;
   void process(Handle<Block> block) override;
+  void flush() override;
 
  private:
-  void fold(MatrixView<const sample_t> samples);  // into the estimate, CPU or GPU
-  void read(std::complex<float>* out);              // the loaded estimate, full Hermitian
+  // The GPU path holds one block while it takes the next (see process).
+  std::size_t held_items() const override { return 2; }
+  // An item for this block, its bookkeeping from the estimate as it is now; flagged skipped when not valid.
+  Handle<CovarianceItem> item_for(const Block& block, bool valid);
+  void keep_samples(const Block& block, CovarianceItem& item) const;  // when config_.keep_samples
+  void finish_in_flight();  // GPU: waits for the block in flight, emits its item
+
   CovarianceStageConfig config_;
   Covariance<float> estimate_;  // the CPU's
   Backend backend_ = Backend::cpu;
   std::unique_ptr<GpuCovariance> gpu_;
+  struct InFlight {            // GPU: a block whose update (and read) is queued
+    Handle<Block> block;       // held until its copy to the GPU is done
+    Handle<CovarianceItem> item;  // when it emits: bookkeeping filled, matrix once read
+    std::size_t slot = 0;      // its read slot (GpuCovariance::request)
+    bool gpu_work = false, read = false;
+  };
+  InFlight in_flight_;
+  std::size_t next_slot_ = 0;
   Pool<CovarianceItem>* pool_ = nullptr;
   std::uint64_t since_emitted_ = 0;
 };
