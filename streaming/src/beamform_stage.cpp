@@ -94,6 +94,7 @@ void BeamformStage::process(Handle<DecompositionItem> decomposition) {
                                               std::to_string(n) + " elements");
   Handle<BeamformItem> item = pool_->acquire();
   item->stamp = decomposition->stamp;
+  item->subband = decomposition->subband;
   item->first_sample = decomposition->first_sample;
   item->end_sample = decomposition->end_sample;
   item->sources = 0;

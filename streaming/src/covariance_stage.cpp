@@ -18,11 +18,18 @@ class GpuCovariance {};  // CPU-only builds never make one
 namespace eigstream::streaming {
 
 CovarianceStage::CovarianceStage(std::string name, CovarianceStageConfig config)
-    : Transform<Block, CovarianceItem>(std::move(name)), config_(config), estimate_(config.covariance) {
+    : Transform<Block, CovarianceItem>(std::move(name)), config_(config),
+      channels_(std::size_t(config.covariance.channels)) {
   const std::string where = "streaming: covariance stage '" + this->name() + "': ";
   if (config_.hop == 0) throw Error(ErrorCode::invalid_argument, where + "hop is 0");
+  if (config_.subbands == 0) throw Error(ErrorCode::invalid_argument, where + "subbands is 0");
   if (config_.keep_samples && config_.block_samples == 0)
     throw Error(ErrorCode::invalid_argument, where + "keep_samples needs block_samples > 0");
+  estimates_.reserve(config_.subbands);
+  for (std::size_t s = 0; s < config_.subbands; ++s) estimates_.emplace_back(config_.covariance);  // checks the config
+  items_.reserve(config_.subbands);
+  in_flight_.items.reserve(config_.subbands);
+  next_in_flight_.items.reserve(config_.subbands);
 }
 
 CovarianceStage::~CovarianceStage() = default;
@@ -31,27 +38,29 @@ void CovarianceStage::configure(StageContext& context) {
   const std::string where = "streaming: covariance stage '" + name() + "': ";
   backend_ = resolve_stage_backend(where, config_.backend);
 #if defined(EIGSTREAM_HAVE_CUDA)
-  if (backend_ == Backend::cuda) gpu_ = std::make_unique<GpuCovariance>(config_.covariance);
+  if (backend_ == Backend::cuda) gpu_ = std::make_unique<GpuCovariance>(config_.covariance, config_.subbands);
 #endif
-  const std::size_t items = config_.pool_items > 0 ? config_.pool_items : context.items_in_flight();
-  pool_ = &context.make_pool<CovarianceItem>(items, std::size_t(estimate_.channels()),
-                                             config_.keep_samples ? config_.block_samples : 0);
+  // Downstream holds items_in_flight(); the stage fills a block's subbands and holds one block in flight.
+  const std::size_t items =
+      config_.pool_items > 0 ? config_.pool_items : context.items_in_flight() + 2 * config_.subbands;
+  pool_ = &context.make_pool<CovarianceItem>(items, channels_, config_.keep_samples ? config_.block_samples : 0);
 }
 
 void CovarianceStage::process(Handle<Block> block) {
-  if (index_t(block->channels()) != estimate_.channels())
+  if (block->channels() != channels_ * config_.subbands)
     throw Error(ErrorCode::invalid_input, "streaming: covariance stage '" + name() + "': block " +
                                               std::to_string(block->stamp.sequence) + " has " +
                                               std::to_string(block->channels()) + " channels, not " +
-                                              std::to_string(estimate_.channels()));
+                                              std::to_string(channels_ * config_.subbands) +
+                                              (config_.subbands > 1 ? " (" + std::to_string(config_.subbands) +
+                                                                          " subbands of " + std::to_string(channels_) + ")"
+                                                                    : std::string()));
   if (config_.keep_samples && block->samples > config_.block_samples)
     throw Error(ErrorCode::invalid_input, "streaming: covariance stage '" + name() + "': block " +
                                               std::to_string(block->stamp.sequence) + " has " +
                                               std::to_string(block->samples) + " samples, more than block_samples " +
                                               std::to_string(config_.block_samples));
   if (block->samples == 0) return;  // nothing to estimate from (an empty last block)
-  const MatrixView<const sample_t> samples{block->data(), index_t(block->channels()), index_t(block->samples),
-                                           index_t(block->channels())};
   const bool valid = block_is_finite(*block);
   if (!valid) count_malformed();
   bool emits = !valid;
@@ -63,78 +72,97 @@ void CovarianceStage::process(Handle<Block> block) {
   if (gpu_) {
     // This block's work is queued on the GPU, then the block before is finished and emitted: the CPU
     // side of one block overlaps the GPU side of the other.
-    InFlight next;
+    InFlight& next = next_in_flight_;  // empty: finish_in_flight() left it so
     next.slot = next_slot_;
     next_slot_ ^= 1;
     next.gpu_work = valid;
     next.read = valid && emits;
-    if (valid) gpu_->update(samples.data, std::size_t(samples.cols));
-    if (emits) next.item = item_for(*block, valid);
+    if (valid) gpu_->update(block->data(), block->samples);
+    if (emits) items_for(*block, valid, next.items);
     if (valid) gpu_->request(next.slot, next.read);
     next.block = std::move(block);
     finish_in_flight();
-    in_flight_ = std::move(next);
+    std::swap(in_flight_, next_in_flight_);
     return;
   }
 #endif
-  if (valid) estimate_.update(samples);
+  const index_t n = index_t(channels_), ld = index_t(block->channels());
+  if (valid)
+    for (std::size_t s = 0; s < config_.subbands; ++s)
+      estimates_[s].update({block->data() + s * channels_, n, index_t(block->samples), ld});
   if (!emits) return;
-  Handle<CovarianceItem> item = item_for(*block, valid);
-  if (valid) {
-    const index_t n = estimate_.channels();
-    estimate_.covariance({item->matrix.data(), n, n, n});
-    keep_samples(*block, *item);
+  items_for(*block, valid, items_);
+  for (auto& item : items_) {
+    if (valid) {
+      estimates_[item->subband].covariance({item->matrix.data(), n, n, n});
+      keep_samples(*block, *item);
+    }
   }
   block.reset();
-  emit(std::move(item));
+  for (auto& item : items_) emit(std::move(item));
+  items_.clear();
 }
 
 void CovarianceStage::flush() { finish_in_flight(); }
 
-Handle<CovarianceItem> CovarianceStage::item_for(const Block& block, bool valid) {
-  Handle<CovarianceItem> item = pool_->acquire();
-  item->stamp = block.stamp;
-  item->first_sample = block.first_sample;
-  item->end_sample = block.first_sample + block.samples;
+void CovarianceStage::items_for(const Block& block, bool valid, std::vector<Handle<CovarianceItem>>& items) {
+  // Every subband's estimate has had the same blocks: the bookkeeping of subband 0 is everyone's.
 #if defined(EIGSTREAM_HAVE_CUDA)
-  item->blocks = std::uint64_t(gpu_ ? gpu_->blocks() : estimate_.blocks());
-  item->effective_snapshots = gpu_ ? gpu_->effective_snapshots() : estimate_.effective_snapshots();
+  const auto blocks = std::uint64_t(gpu_ ? gpu_->blocks() : estimates_[0].blocks());
+  const double effective = gpu_ ? gpu_->effective_snapshots() : estimates_[0].effective_snapshots();
 #else
-  item->blocks = std::uint64_t(estimate_.blocks());
-  item->effective_snapshots = estimate_.effective_snapshots();
+  const auto blocks = std::uint64_t(estimates_[0].blocks());
+  const double effective = estimates_[0].effective_snapshots();
 #endif
-  item->snapshots = 0;
-  if (!valid) item->stamp.flags |= item_skipped;
-  return item;
+  items.clear();
+  for (std::size_t s = 0; s < config_.subbands; ++s) {
+    Handle<CovarianceItem> item = pool_->acquire();
+    item->stamp = block.stamp;
+    item->subband = s;
+    item->first_sample = block.first_sample;
+    item->end_sample = block.first_sample + block.samples;
+    item->blocks = blocks;
+    item->effective_snapshots = effective;
+    item->snapshots = 0;
+    if (!valid) item->stamp.flags |= item_skipped;
+    items.push_back(std::move(item));
+  }
 }
 
 void CovarianceStage::keep_samples(const Block& block, CovarianceItem& item) const {
   if (!config_.keep_samples) return;
-  std::copy_n(block.data(), block.samples * block.channels(), item.samples.data());
+  const std::size_t stride = block.channels();
+  const sample_t* from = block.data() + item.subband * channels_;
+  for (std::size_t t = 0; t < block.samples; ++t)
+    std::copy_n(from + t * stride, channels_, item.samples.data() + t * channels_);
   item.snapshots = block.samples;
 }
 
 void CovarianceStage::finish_in_flight() {
 #if defined(EIGSTREAM_HAVE_CUDA)
-  if (!in_flight_.block) return;
-  InFlight done = std::move(in_flight_);
-  in_flight_ = {};
+  InFlight& done = in_flight_;
+  if (!done.block) return;
   if (done.gpu_work) {
-    std::complex<float>* out = done.read ? done.item->matrix.data() : nullptr;
-    gpu_->complete(done.slot, out);
+    gpu_->complete(done.slot);
     const DeviceTime time = gpu_->take_device_time();
     count_device_time(time.kernel_seconds, time.copy_seconds);
-    if (out) {  // loading on the output, as Covariance::covariance does
-      const index_t n = estimate_.channels();
-      double trace = 0;
-      for (index_t i = 0; i < n; ++i) trace += out[i + i * n].real();
-      const float delta = float(config_.covariance.loading.amount(trace, n));
-      for (index_t i = 0; i < n; ++i) out[i + i * n] += delta;
-      keep_samples(*done.block, *done.item);
+    if (done.read) {
+      const index_t n = index_t(channels_);
+      for (auto& item : done.items) {
+        std::complex<float>* out = item->matrix.data();
+        gpu_->read(done.slot, item->subband, out);
+        // Loading on the output, as Covariance::covariance does.
+        double trace = 0;
+        for (index_t i = 0; i < n; ++i) trace += out[i + i * n].real();
+        const float delta = float(config_.covariance.loading.amount(trace, n));
+        for (index_t i = 0; i < n; ++i) out[i + i * n] += delta;
+        keep_samples(*done.block, *item);
+      }
     }
   }
   done.block.reset();
-  if (done.item) emit(std::move(done.item));
+  for (auto& item : done.items) emit(std::move(item));
+  done.items.clear();
 #endif
 }
 

@@ -32,6 +32,8 @@ DecomposeStage::DecomposeStage(std::string name, DecomposeStageConfig config)
     throw Error(ErrorCode::invalid_argument, "streaming: decompose stage '" + this->name() + "': channels is 0");
   if (config_.group == 0)
     throw Error(ErrorCode::invalid_argument, "streaming: decompose stage '" + this->name() + "': group is 0");
+  if (config_.subbands == 0)
+    throw Error(ErrorCode::invalid_argument, "streaming: decompose stage '" + this->name() + "': subbands is 0");
   if (config_.method == DecomposeMethod::block_svd && config_.block_samples == 0)
     throw Error(ErrorCode::invalid_argument, "streaming: decompose stage '" + this->name() +
                                                  "': block_svd needs block_samples, the longest block");
@@ -57,14 +59,17 @@ void DecomposeStage::configure(StageContext& context) {
       throw Error(ErrorCode::cuda, "streaming: decompose stage '" + name() + "': the GPU SVD takes blocks of up to " +
                                        std::to_string(cuda::max_svd_rows()) + " snapshots, not " +
                                        std::to_string(config_.block_samples) + "; use backend cpu");
-    gpu_ = std::make_unique<GpuEvdGroup>(config_.channels, config_.group, config_.options, svd ? config_.block_samples : 0);
+    gpu_ = std::make_unique<GpuEvdGroup>(config_.channels, config_.group, config_.options, svd ? config_.block_samples : 0,
+                                         config_.subbands);
     items += config_.group;  // a group waits here while the items in flight downstream are held
     pending_.reserve(config_.group);
     pending_slots_.reserve(config_.group);
+    last_good_.reserve(config_.subbands);
   }
 #endif
   if (backend_ == Backend::cpu) {
-    warm_.resize(config_.channels * config_.channels);
+    warm_.resize(config_.subbands * config_.channels * config_.channels);
+    have_warm_.assign(config_.subbands, 0);
     singular_values_.resize(config_.channels);
   }
   pool_ = &context.make_pool<DecompositionItem>(items, config_.channels, config_.block_samples);
@@ -82,8 +87,14 @@ Handle<DecompositionItem> DecomposeStage::item_for(const CovarianceItem& covaria
                                               std::to_string(covariance.snapshots) +
                                               " samples, more than block_samples " +
                                               std::to_string(config_.block_samples));
+  if (covariance.subband >= config_.subbands)
+    throw Error(ErrorCode::invalid_input, "streaming: decompose stage '" + name() + "': block " +
+                                              std::to_string(covariance.stamp.sequence) + " comes as subband " +
+                                              std::to_string(covariance.subband) + " of " +
+                                              std::to_string(config_.subbands) + " (set subbands as the covariance stage does)");
   Handle<DecompositionItem> item = pool_->acquire();
   item->stamp = covariance.stamp;
+  item->subband = covariance.subband;
   item->info = {};
   item->warm_started = false;
   item->first_sample = covariance.first_sample;
@@ -107,9 +118,10 @@ bool DecomposeStage::usable(const CovarianceItem& covariance) {
 void DecomposeStage::solve_on_cpu(const CovarianceItem& covariance, DecompositionItem& item) {
   const index_t n = index_t(config_.channels);
   const MatrixView<std::complex<float>> vectors{item.vectors.data(), n, n, n};
-  item.warm_started = config_.warm_start && have_warm_;
+  std::complex<float>* subband_warm = warm_.data() + covariance.subband * config_.channels * config_.channels;
+  item.warm_started = config_.warm_start && have_warm_[covariance.subband];
   const MatrixView<const std::complex<float>> warm = item.warm_started
-                                                         ? MatrixView<const std::complex<float>>{warm_.data(), n, n, n}
+                                                         ? MatrixView<const std::complex<float>>{subband_warm, n, n, n}
                                                          : MatrixView<const std::complex<float>>{};
   if (config_.method == DecomposeMethod::block_svd) {
     // X (channels x L) = U S W^H: U is the warm-started side (m < n), W is not needed.
@@ -123,8 +135,8 @@ void DecomposeStage::solve_on_cpu(const CovarianceItem& covariance, Decompositio
     item.stamp.flags |= item_skipped;
     count_malformed();
   } else if (config_.warm_start) {
-    std::copy(item.vectors.begin(), item.vectors.end(), warm_.begin());
-    have_warm_ = true;
+    std::copy(item.vectors.begin(), item.vectors.end(), subband_warm);
+    have_warm_[covariance.subband] = 1;
   }
 }
 
@@ -155,6 +167,7 @@ void DecomposeStage::process(Handle<CovarianceItem> covariance) {
       std::copy_n(covariance->samples.data(), covariance->snapshots * config_.channels, gpu_->matrix(slot));
     else
       std::copy(covariance->matrix.begin(), covariance->matrix.end(), gpu_->matrix(slot));
+    gpu_->set_subband(slot, covariance->subband);
   }
   covariance.reset();
   pending_.push_back(std::move(item));
@@ -172,17 +185,20 @@ void DecomposeStage::solve_group() {
   const std::size_t n = config_.channels;
   const std::size_t count =
       std::size_t(std::count_if(pending_slots_.begin(), pending_slots_.end(), [](std::size_t s) { return s != kNoSlot; }));
-  const bool warm = config_.warm_start && gpu_->has_warm_start();
+  // Warm-started when every subband in the group has a warm start (after the first groups, always).
+  bool warm = config_.warm_start;
+  for (std::size_t i = 0; i < pending_.size() && warm; ++i)
+    if (pending_slots_[i] != kNoSlot) warm = gpu_->has_warm_start(pending_[i]->subband);
   const bool svd = config_.method == DecomposeMethod::block_svd;
   if (count > 0) {
     if (svd)
-      gpu_->solve_block_svd(count, pending_snapshots_);
+      gpu_->solve_block_svd(count, pending_snapshots_, warm);
     else
-      gpu_->solve(count);
+      gpu_->solve(count, warm);
     const DeviceTime time = gpu_->take_device_time();
     count_device_time(time.kernel_seconds, time.copy_seconds);
   }
-  std::size_t last_good = kNoSlot;
+  last_good_.assign(config_.subbands, kNoSlot);  // per subband
   for (std::size_t i = 0; i < pending_.size(); ++i) {
     const std::size_t slot = pending_slots_[i];
     DecompositionItem& item = *pending_[i];
@@ -199,10 +215,12 @@ void DecomposeStage::solve_group() {
       item.stamp.flags |= item_skipped;
       count_malformed();
     } else {
-      last_good = slot;
+      last_good_[item.subband] = slot;
     }
   }
-  if (config_.warm_start && last_good != kNoSlot) gpu_->keep_as_warm_start(last_good);
+  if (config_.warm_start)
+    for (const std::size_t slot : last_good_)
+      if (slot != kNoSlot) gpu_->keep_as_warm_start(slot);
   for (auto& item : pending_) emit(std::move(item));
   pending_.clear();
   pending_slots_.clear();

@@ -20,19 +20,22 @@ std::size_t window_slots(const CovarianceConfig& config) {
 
 }  // namespace
 
-GpuCovariance::GpuCovariance(const CovarianceConfig& config)
-    : config_(config), n_(std::size_t(config.channels)), stream_("covariance stage: cudaStreamCreate"),
-      timer_(stream_.get()), r_(n_ * n_, stream_.get()), ring_(window_slots(config) * n_ * n_, stream_.get()),
-      ring_weights_(window_slots(config), stream_.get()), host_r_(2 * n_ * n_ * sizeof(cfloat)),
+GpuCovariance::GpuCovariance(const CovarianceConfig& config, std::size_t subbands)
+    : config_(config), n_(std::size_t(config.channels)), subbands_(subbands),
+      stream_("covariance stage: cudaStreamCreate"), timer_(stream_.get()), r_(subbands * n_ * n_, stream_.get()),
+      ring_(window_slots(config) * subbands * n_ * n_, stream_.get()), ring_weights_(window_slots(config), stream_.get()),
+      host_r_(2 * subbands * n_ * n_ * sizeof(cfloat)),
       host_ring_weights_(2 * std::max<std::size_t>(1, window_slots(config)) * sizeof(cfloat)),
       ring_snapshots_(window_slots(config), 0) {
   for (cudaEvent_t& event : done_)
     detail::check_cuda(cudaEventCreateWithFlags(&event, cudaEventDisableTiming), "covariance stage: cudaEventCreate");
   check_blas(cublasCreate(&blas_), "cublasCreate");
   check_blas(cublasSetStream(blas_, stream_.get()), "cublasSetStream");
-  detail::check_cuda(cudaMemsetAsync(r_.get(), 0, n_ * n_ * sizeof(cfloat), stream_.get()), "covariance stage: clear");
+  detail::check_cuda(cudaMemsetAsync(r_.get(), 0, subbands * n_ * n_ * sizeof(cfloat), stream_.get()),
+                     "covariance stage: clear");
   if (windowed())  // slots not yet written are summed with weight 0: they must hold numbers
-    detail::check_cuda(cudaMemsetAsync(ring_.get(), 0, window_slots(config) * n_ * n_ * sizeof(cfloat), stream_.get()),
+    detail::check_cuda(cudaMemsetAsync(ring_.get(), 0, window_slots(config) * subbands * n_ * n_ * sizeof(cfloat),
+                                       stream_.get()),
                        "covariance stage: clear");
 }
 
@@ -42,27 +45,42 @@ GpuCovariance::~GpuCovariance() {
 }
 
 void GpuCovariance::update(const sample_t* block, std::size_t snapshots) {
+  const std::size_t rows = subbands_ * n_, nn = n_ * n_;
   const std::size_t chunks = (snapshots + kChunk - 1) / kChunk, padded = chunks * kChunk;
   if (chunks > x_chunks_) {
-    x_ = std::make_unique<detail::DeviceArray<cfloat>>(n_ * padded, stream_.get());
-    chunk_products_ = std::make_unique<detail::DeviceArray<cfloat>>(chunks * n_ * n_, stream_.get());
-    ones_ = std::make_unique<detail::DeviceArray<cfloat>>(chunks, stream_.get());
-    const std::vector<cfloat> ones(chunks, cfloat(1));
-    ones_->upload(ones, stream_.get());
-    detail::check_cuda(cudaStreamSynchronize(stream_.get()), "covariance stage: copy to GPU");  // from a local vector
+    x_ = std::make_unique<detail::DeviceArray<cfloat>>(rows * padded, stream_.get());
+    chunk_products_ = std::make_unique<detail::DeviceArray<cfloat>>(subbands_ * chunks * nn, stream_.get());
+    std::vector<const cfloat*> chunk_pointers;
+    std::vector<cfloat*> product_pointers;
+    std::vector<cfloat> chunk_sum(subbands_ * chunks * subbands_, cfloat(0));  // (subbands x chunks) x subbands
+    for (std::size_t s = 0; s < subbands_; ++s)
+      for (std::size_t j = 0; j < chunks; ++j) {
+        chunk_pointers.push_back(x_->get() + s * n_ + j * kChunk * rows);
+        product_pointers.push_back(chunk_products_->get() + (s * chunks + j) * nn);
+        chunk_sum[(s * chunks + j) + s * subbands_ * chunks] = 1;
+      }
+    chunk_pointers_ = std::make_unique<detail::DeviceArray<const cfloat*>>(chunk_pointers.size(), stream_.get());
+    product_pointers_ = std::make_unique<detail::DeviceArray<cfloat*>>(product_pointers.size(), stream_.get());
+    chunk_sum_ = std::make_unique<detail::DeviceArray<cfloat>>(chunk_sum.size(), stream_.get());
+    chunk_pointers_->upload(chunk_pointers, stream_.get());
+    product_pointers_->upload(product_pointers, stream_.get());
+    chunk_sum_->upload(chunk_sum, stream_.get());
+    // From local vectors: wait for the copies.
+    detail::check_cuda(cudaStreamSynchronize(stream_.get()), "covariance stage: copy to GPU");
     x_chunks_ = chunks;
   }
   timer_.begin(DeviceTimer::Kind::copy);
-  detail::check_cuda(cudaMemcpyAsync(x_->get(), block, n_ * snapshots * sizeof(cfloat), cudaMemcpyHostToDevice,
+  detail::check_cuda(cudaMemcpyAsync(x_->get(), block, rows * snapshots * sizeof(cfloat), cudaMemcpyHostToDevice,
                                      stream_.get()),
                      "covariance stage: copy to GPU");
   timer_.end();
+
   float alpha, beta;
   cfloat* out;
   if (windowed()) {
     const std::size_t slot = std::size_t(blocks_ % config_.window);
     ring_snapshots_[slot] = index_t(snapshots);
-    alpha = 1, beta = 0, out = ring_.get() + slot * n_ * n_;
+    alpha = 1, beta = 0, out = ring_.get() + slot * subbands_ * nn;
     const index_t held = std::min<index_t>(blocks_ + 1, config_.window);
     index_t total = 0;
     for (index_t s = 0; s < held; ++s) total += ring_snapshots_[std::size_t(s)];
@@ -74,29 +92,30 @@ void GpuCovariance::update(const sample_t* block, std::size_t snapshots) {
   }
   timer_.begin(DeviceTimer::Kind::kernel);
   if (padded > snapshots)  // the last chunk's padding: zeros, whatever an earlier block left there
-    detail::check_cuda(cudaMemsetAsync(x_->get() + n_ * snapshots, 0, n_ * (padded - snapshots) * sizeof(cfloat),
+    detail::check_cuda(cudaMemsetAsync(x_->get() + rows * snapshots, 0, rows * (padded - snapshots) * sizeof(cfloat),
                                        stream_.get()),
                        "covariance stage: clear");
   const cuComplex one{1, 0}, zero{0, 0}, weight{alpha, 0}, keep{beta, 0};
-  const auto* x = reinterpret_cast<const cuComplex*>(x_->get());
-  const auto n = int(n_), nn = int(n_ * n_);
-  const auto chunk_stride = static_cast<long long>(n_ * kChunk);
-  check_blas(cublasCgemmStridedBatched(blas_, CUBLAS_OP_N, CUBLAS_OP_C, n, n, int(kChunk), &one, x, n, chunk_stride, x, n,
-                                       chunk_stride, &zero, reinterpret_cast<cuComplex*>(chunk_products_->get()), n, nn,
-                                       int(chunks)),
-             "cublasCgemmStridedBatched");
-  check_blas(cublasCgemv(blas_, CUBLAS_OP_N, nn, int(chunks), &weight,
-                         reinterpret_cast<const cuComplex*>(chunk_products_->get()), nn,
-                         reinterpret_cast<const cuComplex*>(ones_->get()), 1, &keep, reinterpret_cast<cuComplex*>(out), 1),
-             "cublasCgemv");
+  const auto n = int(n_), products = int(subbands_ * chunks);
+  const auto** a = reinterpret_cast<const cuComplex**>(chunk_pointers_->get());
+  check_blas(cublasCgemmBatched(blas_, CUBLAS_OP_N, CUBLAS_OP_C, n, n, int(kChunk), &one, a, int(rows), a, int(rows), &zero,
+                                reinterpret_cast<cuComplex**>(product_pointers_->get()), n, products),
+             "cublasCgemmBatched");
+  // out (n^2 x subbands) = weight * products (n^2 x subbands chunks) * chunk_sum + keep * out
+  check_blas(cublasCgemm(blas_, CUBLAS_OP_N, CUBLAS_OP_N, int(nn), int(subbands_), products, &weight,
+                         reinterpret_cast<const cuComplex*>(chunk_products_->get()), int(nn),
+                         reinterpret_cast<const cuComplex*>(chunk_sum_->get()), products, &keep,
+                         reinterpret_cast<cuComplex*>(out), int(nn)),
+             "cublasCgemm");
   timer_.end();
   ++blocks_;
 }
 
 void GpuCovariance::request(std::size_t slot, bool read) {
+  const std::size_t all = subbands_ * n_ * n_;
   if (read && windowed()) {
-    // R = ring (n^2 x window) times the weights: 1 / (sum of L) for the held slots, 0 for the rest.
-    // Their host staging has a part per request slot: a slot's last request is complete by now.
+    // R = ring (n^2 subbands x window) times the weights: 1 / (sum of L) for the held slots, 0 for
+    // the rest. Their host staging has a part per request slot: a slot's last request is complete.
     const auto window = std::size_t(config_.window);
     auto* weights = static_cast<cfloat*>(host_ring_weights_.data()) + slot * window;
     for (std::size_t s = 0; s < window; ++s)
@@ -108,28 +127,29 @@ void GpuCovariance::request(std::size_t slot, bool read) {
     timer_.end();
     const cuComplex one{1, 0}, zero{0, 0};
     timer_.begin(DeviceTimer::Kind::kernel);
-    check_blas(cublasCgemv(blas_, CUBLAS_OP_N, int(n_ * n_), int(window), &one,
-                           reinterpret_cast<const cuComplex*>(ring_.get()), int(n_ * n_),
-                           reinterpret_cast<const cuComplex*>(ring_weights_.get()), 1, &zero,
+    check_blas(cublasCgemv(blas_, CUBLAS_OP_N, int(all), int(window), &one, reinterpret_cast<const cuComplex*>(ring_.get()),
+                           int(all), reinterpret_cast<const cuComplex*>(ring_weights_.get()), 1, &zero,
                            reinterpret_cast<cuComplex*>(r_.get()), 1),
                "cublasCgemv");
     timer_.end();
   }
   if (read) {
     timer_.begin(DeviceTimer::Kind::copy);
-    detail::check_cuda(cudaMemcpyAsync(static_cast<cfloat*>(host_r_.data()) + slot * n_ * n_, r_.get(),
-                                       n_ * n_ * sizeof(cfloat), cudaMemcpyDeviceToHost, stream_.get()),
+    detail::check_cuda(cudaMemcpyAsync(static_cast<cfloat*>(host_r_.data()) + slot * all, r_.get(), all * sizeof(cfloat),
+                                       cudaMemcpyDeviceToHost, stream_.get()),
                        "covariance stage: copy from GPU");
     timer_.end();
   }
   detail::check_cuda(cudaEventRecord(done_[slot], stream_.get()), "covariance stage: cudaEventRecord");
 }
 
-void GpuCovariance::complete(std::size_t slot, cfloat* out) {
+void GpuCovariance::complete(std::size_t slot) {
   detail::check_cuda(cudaEventSynchronize(done_[slot]), "covariance stage: covariance on the GPU");
   timer_.collect();
-  if (!out) return;
-  const cfloat* lower = static_cast<const cfloat*>(host_r_.data()) + slot * n_ * n_;
+}
+
+void GpuCovariance::read(std::size_t slot, std::size_t subband, cfloat* out) const {
+  const cfloat* lower = static_cast<const cfloat*>(host_r_.data()) + (slot * subbands_ + subband) * n_ * n_;
   for (std::size_t j = 0; j < n_; ++j) {
     out[j + j * n_] = {lower[j + j * n_].real(), 0.0f};
     for (std::size_t i = j + 1; i < n_; ++i) {

@@ -1,12 +1,12 @@
-// GpuCovariance: CovarianceStage's GPU path (CUDA builds only): the covariance estimate of
-// Covariance<float> (lib/, the same modes and bookkeeping, to float rounding) kept on the device and
-// updated per block by cuBLAS. A block's S = X X^H is formed in chunks of kChunk snapshots, one
-// product per chunk in one cublasCgemmStridedBatched (a single cublasCherk over 1024 snapshots runs
-// on a few SMs and took 40 us on an H100), and the chunks are summed by the cublasCgemv that also
-// applies the weights:
+// GpuCovariance: CovarianceStage's GPU path (CUDA builds only): the covariance estimates of
+// Covariance<float> (lib/, the same modes and bookkeeping, to float rounding), one per subband, kept
+// on the device and updated per block by cuBLAS. A block's S = X X^H is formed in chunks of kChunk
+// snapshots, one product per chunk and subband in one cublasCgemmBatched (a single cublasCherk over
+// 1024 snapshots runs on a few SMs and took 40 us on an H100), and one cublasCgemm sums the chunks
+// of every subband with the weights:
 //   exponential:    R <- keep R + (take / L) sum of the chunks (ForgettingStep's weights);
-//   sliding window: S into a ring of `window` slots, and on read R = (sum of the held S) / (sum of
-//                   their L) (one more cublasCgemv, over the ring).
+//   sliding window: S into a ring of `window` slots, and when read R = (sum of the held S) / (sum of
+//                   their L) (one cublasCgemv over the ring).
 // Device memory is allocated at construction and when a block larger than any before arrives (the
 // first block, in a stream of equal blocks).
 #pragma once
@@ -31,21 +31,24 @@ class GpuCovariance {
  public:
   using cfloat = std::complex<float>;
 
-  explicit GpuCovariance(const CovarianceConfig& config);  // the loading is the caller's
+  // config.channels per subband; the loading is the caller's.
+  GpuCovariance(const CovarianceConfig& config, std::size_t subbands);
   ~GpuCovariance();
   GpuCovariance(const GpuCovariance&) = delete;
   GpuCovariance& operator=(const GpuCovariance&) = delete;
 
-  // Queues the fold of block X (channels x snapshots, channels interleaved per snapshot, finite;
-  // pinned host memory for a fast copy) into the estimate and returns: X must stay as it is until a
-  // later request() has been complete()d.
+  // Queues the fold of block X (subbands x channels rows, snapshots columns: channels interleaved
+  // per snapshot, subband by subband; finite; pinned host memory for a fast copy) into the estimates
+  // and returns: X must stay as it is until a later request() has been complete()d.
   void update(const sample_t* block, std::size_t snapshots);
-  // Marks everything queued so far with request slot 0 or 1, and with `read`, queues the copy of R as
-  // it is then to that slot's host staging.
+  // Marks everything queued so far with request slot 0 or 1, and with `read`, queues the copy of the
+  // estimates as they are then to that slot's host staging.
   void request(std::size_t slot, bool read);
-  // Waits for the work marked by the slot's last request; with `out`, writes that R there, full
-  // Hermitian (the lower triangle mirrored, the diagonal real; channels x channels).
-  void complete(std::size_t slot, cfloat* out);
+  // Waits for the work marked by the slot's last request.
+  void complete(std::size_t slot);
+  // Subband s's R of the slot's last read request, full Hermitian (the lower triangle mirrored, the
+  // diagonal real), into out (channels x channels); after complete(slot).
+  void read(std::size_t slot, std::size_t subband, cfloat* out) const;
   // As Covariance: blocks folded in, and the effective number of snapshots behind R.
   index_t blocks() const noexcept { return blocks_; }
   double effective_snapshots() const noexcept { return weight_square_sum_ > 0 ? 1 / weight_square_sum_ : 0; }
@@ -56,16 +59,20 @@ class GpuCovariance {
   bool windowed() const noexcept { return config_.mode == CovarianceConfig::Mode::sliding_window; }
 
   CovarianceConfig config_;
-  std::size_t n_;
+  std::size_t n_, subbands_;
   CudaStream stream_;  // before the device memory: destroyed after it
   DeviceTimer timer_;
   cublasHandle_t blas_ = nullptr;
   static constexpr std::size_t kChunk = 128;
-  std::unique_ptr<detail::DeviceArray<cfloat>> x_, chunk_products_, ones_;  // X padded with zeros to whole chunks
+  // X padded with zeros to whole chunks; the products (subband by subband, chunk by chunk) and the
+  // pointers cublasCgemmBatched takes to them; the 0/1 matrix that sums each subband's chunks.
+  std::unique_ptr<detail::DeviceArray<cfloat>> x_, chunk_products_, chunk_sum_;
+  std::unique_ptr<detail::DeviceArray<const cfloat*>> chunk_pointers_;
+  std::unique_ptr<detail::DeviceArray<cfloat*>> product_pointers_;
   std::size_t x_chunks_ = 0;
   detail::DeviceArray<cfloat> r_;
   detail::DeviceArray<cfloat> ring_, ring_weights_;  // sliding window: S per slot, and 1 / (sum of L) per held slot
-  HostBuffer host_r_, host_ring_weights_;  // host_r_: two slots of R
+  HostBuffer host_r_, host_ring_weights_;  // two slots each: of the subbands' R, and of the weights
   cudaEvent_t done_[2] = {nullptr, nullptr};
   std::vector<index_t> ring_snapshots_;
   index_t blocks_ = 0;

@@ -17,7 +17,8 @@ std::size_t staging_bytes(std::size_t n, std::size_t input_stride, std::size_t g
 
 }  // namespace
 
-GpuEvdGroup::GpuEvdGroup(std::size_t channels, std::size_t group, const Options& options, std::size_t max_snapshots)
+GpuEvdGroup::GpuEvdGroup(std::size_t channels, std::size_t group, const Options& options, std::size_t max_snapshots,
+                         std::size_t subbands)
     : n_(channels), nn_(channels * channels), group_(group), max_snapshots_(max_snapshots),
       input_stride_(std::max(nn_, channels * max_snapshots)), options_(options),
       stream_("decompose stage: cudaStreamCreate"), timer_(stream_.get()),
@@ -26,16 +27,27 @@ GpuEvdGroup::GpuEvdGroup(std::size_t channels, std::size_t group, const Options&
       host_w_(reinterpret_cast<float*>(host_v_ + group * nn_)),
       host_info_(reinterpret_cast<SolveInfo*>(host_w_ + group * n_ + (group * n_) % 2)),
       a_(group * input_stride_, stream_.get()), v_(group * nn_, stream_.get()), warm_(group * nn_, stream_.get()),
+      subband_warm_(subbands * nn_, stream_.get()),
       w_(group * n_, stream_.get()), info_(group, stream_.get()),
       svd_workspace_bytes_(max_snapshots > 0 ? cuda::svd_workspace_size<cfloat>(index_t(channels), index_t(max_snapshots),
                                                                                index_t(group), true, false)
                                              : 0),
-      svd_workspace_(svd_workspace_bytes_, stream_.get()) {
+      svd_workspace_(svd_workspace_bytes_, stream_.get()), slot_subband_(group, 0), has_warm_(subbands, 0) {
   options_.backend = Backend::cuda;
   detail::check_cuda(cudaStreamSynchronize(stream_.get()), "decompose stage: device memory");
 }
 
-void GpuEvdGroup::solve(std::size_t count) {
+BatchView<const GpuEvdGroup::cfloat> GpuEvdGroup::warm_starts(std::size_t count, bool warm) {
+  if (!warm) return {};
+  for (std::size_t slot = 0; slot < count; ++slot)
+    detail::check_cuda(cudaMemcpyAsync(warm_.get() + slot * nn_, subband_warm_.get() + slot_subband_[slot] * nn_,
+                                       nn_ * sizeof(cfloat), cudaMemcpyDeviceToDevice, stream_.get()),
+                       "decompose stage: warm start");
+  const auto n = index_t(n_);
+  return {warm_.get(), n, n, n, index_t(nn_), index_t(count)};
+}
+
+void GpuEvdGroup::solve(std::size_t count, bool warm_start) {
   using detail::check_cuda;
   const auto n = index_t(n_);
   timer_.begin(DeviceTimer::Kind::copy);
@@ -43,8 +55,7 @@ void GpuEvdGroup::solve(std::size_t count) {
                              stream_.get()),
              "decompose stage: copy to GPU");
   timer_.end();
-  const BatchView<const cfloat> warm =
-      has_warm_ ? BatchView<const cfloat>{warm_.get(), n, n, n, index_t(nn_), index_t(count)} : BatchView<const cfloat>{};
+  const BatchView<const cfloat> warm = warm_starts(count, warm_start);
   timer_.begin(DeviceTimer::Kind::kernel);
   cuda::evd_batched(BatchView<const cfloat>{a_.get(), n, n, n, index_t(input_stride_), index_t(count)},
                     eigstream::vectors(w_.get(), n, index_t(count)), eigstream::batch(v_.get(), n, n, index_t(count)),
@@ -53,7 +64,7 @@ void GpuEvdGroup::solve(std::size_t count) {
   copy_results(count);
 }
 
-void GpuEvdGroup::solve_block_svd(std::size_t count, std::size_t snapshots) {
+void GpuEvdGroup::solve_block_svd(std::size_t count, std::size_t snapshots, bool warm_start) {
   using detail::check_cuda;
   if (snapshots < n_ || snapshots > max_snapshots_)
     throw Error(ErrorCode::invalid_argument, "decompose stage: a block of " + std::to_string(snapshots) +
@@ -69,8 +80,7 @@ void GpuEvdGroup::solve_block_svd(std::size_t count, std::size_t snapshots) {
                                n_ * snapshots * sizeof(cfloat), count, cudaMemcpyHostToDevice, stream_.get()),
              "decompose stage: copy to GPU");
   timer_.end();
-  const BatchView<const cfloat> warm =
-      has_warm_ ? BatchView<const cfloat>{warm_.get(), n, n, n, index_t(nn_), index_t(count)} : BatchView<const cfloat>{};
+  const BatchView<const cfloat> warm = warm_starts(count, warm_start);
   timer_.begin(DeviceTimer::Kind::kernel);
   cuda::svd_batched(BatchView<const cfloat>{a_.get(), n, l, n, index_t(input_stride_), index_t(count)},
                     eigstream::vectors(w_.get(), n, index_t(count)), eigstream::batch(v_.get(), n, n, index_t(count)),
@@ -94,12 +104,11 @@ void GpuEvdGroup::copy_results(std::size_t count) {
 }
 
 void GpuEvdGroup::keep_as_warm_start(std::size_t s) {
-  // Every slot of the next group starts from the same V0: the batched kernel takes one per matrix.
-  for (std::size_t slot = 0; slot < group_; ++slot)
-    detail::check_cuda(cudaMemcpyAsync(warm_.get() + slot * nn_, v_.get() + s * nn_, nn_ * sizeof(cfloat),
-                                       cudaMemcpyDeviceToDevice, stream_.get()),
-                       "decompose stage: warm start");
-  has_warm_ = true;
+  const std::size_t subband = slot_subband_[s];
+  detail::check_cuda(cudaMemcpyAsync(subband_warm_.get() + subband * nn_, v_.get() + s * nn_, nn_ * sizeof(cfloat),
+                                     cudaMemcpyDeviceToDevice, stream_.get()),
+                     "decompose stage: warm start");
+  has_warm_[subband] = 1;
 }
 
 }  // namespace eigstream::streaming

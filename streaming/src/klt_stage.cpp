@@ -39,6 +39,7 @@ void KltStage::process(Handle<DecompositionItem> decomposition) {
                                               std::to_string(config_.block_samples));
   Handle<KltItem> item = pool_->acquire();
   item->stamp = decomposition->stamp;
+  item->subband = decomposition->subband;
   item->first_sample = decomposition->first_sample;
   item->end_sample = decomposition->end_sample;
   item->components = 0;

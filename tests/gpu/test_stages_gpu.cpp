@@ -271,3 +271,77 @@ TEST_CASE("gpu stages: the cuBLAS sliding-window covariance equals the CPU's", "
     for (std::size_t k = 0; k < n * n; ++k) CHECK(std::abs(gpu[b].matrix[k] - cpu[b].matrix[k]) <= 1e-5f * scale);
   }
 }
+
+// Subbands on the GPU: three subbands of 8 channels in blocks of 24, blocks of 300 snapshots (three
+// chunks of the product, per subband), exponential and sliding window: the GPU's items equal the
+// CPU's, subband by subband; and the decompose stage's groups, mixing subbands, warm-start each
+// matrix from its own subband and agree with the CPU.
+TEST_CASE("gpu stages: subbands: covariances and decompositions equal the CPU's", "[gpu][stages]") {
+  const std::size_t subbands = 3, n = 8, block = 300, blocks = 40, group = 16;
+  const auto samples = array_samples(subbands * n, block * blocks, 12);  // one wide array, cut in three
+  for (const eigstream::index_t window : {0, 4}) {
+    auto run = [&](eigstream::Backend backend, std::vector<es::CovarianceItem>& covs, std::vector<Result>& decs) {
+      es::Pipeline pipeline;
+      auto& source = pipeline.add<es::ReaderSource>(
+          "source", std::make_unique<es::MemoryReader>(samples.data(), block * blocks, subbands * n),
+          es::ReaderSourceOptions{block});
+      es::CovarianceStageConfig cc;
+      cc.covariance.channels = index_t(n);
+      cc.covariance.lambda = 0.9;
+      if (window > 0) {
+        cc.covariance.mode = eigstream::CovarianceConfig::Mode::sliding_window;
+        cc.covariance.window = window;
+      }
+      cc.subbands = subbands;
+      cc.backend = backend;
+      auto& covariance = pipeline.add<es::CovarianceStage>("covariance", cc);
+      auto& tap = pipeline.add<es::CallbackSink<es::CovarianceItem>>("covariances", [&](const es::CovarianceItem& item) {
+        covs.push_back(item);
+      });
+      pipeline.connect(source, covariance);
+      pipeline.connect(covariance, tap);
+      pipeline.start();
+      pipeline.wait();
+      // The decompositions of the same covariances, on the same backend.
+      es::DecomposeStageConfig dc;
+      dc.channels = n;
+      dc.subbands = subbands;
+      dc.options.backend = backend;
+      dc.group = group;
+      decs.clear();
+      es::Pipeline second;
+      auto& again = second.add<es::ReaderSource>(
+          "source", std::make_unique<es::MemoryReader>(samples.data(), block * blocks, subbands * n),
+          es::ReaderSourceOptions{block});
+      auto& covariance2 = second.add<es::CovarianceStage>("covariance", cc);
+      auto& decompose = second.add<es::DecomposeStage>("decompose", dc);
+      auto& sink = second.add<es::CallbackSink<es::DecompositionItem>>("sink", [&](const es::DecompositionItem& item) {
+        decs.push_back({item.stamp.sequence, item.skipped(), item.warm_started, item.info.sweeps, item.values, item.vectors});
+        CHECK(item.subband == (decs.size() - 1) % subbands);
+      });
+      second.connect(again, covariance2);
+      second.connect(covariance2, decompose);
+      second.connect(decompose, sink);
+      second.start();
+      second.wait();
+    };
+    INFO("window " << window);
+    std::vector<es::CovarianceItem> cpu_covs, gpu_covs;
+    std::vector<Result> cpu_decs, gpu_decs;
+    run(eigstream::Backend::cpu, cpu_covs, cpu_decs);
+    run(eigstream::Backend::cuda, gpu_covs, gpu_decs);
+    REQUIRE(cpu_covs.size() == subbands * blocks);
+    REQUIRE(gpu_covs.size() == cpu_covs.size());
+    for (std::size_t i = 0; i < gpu_covs.size(); ++i) {
+      INFO("item " << i);
+      REQUIRE(gpu_covs[i].subband == i % subbands);
+      REQUIRE(gpu_covs[i].stamp.sequence == i / subbands);
+      CHECK(gpu_covs[i].effective_snapshots == Approx(cpu_covs[i].effective_snapshots).epsilon(1e-12));
+      float scale = 0;
+      for (const auto& x : cpu_covs[i].matrix) scale = std::max(scale, std::abs(x));
+      for (std::size_t k = 0; k < n * n; ++k) CHECK(std::abs(gpu_covs[i].matrix[k] - cpu_covs[i].matrix[k]) <= 1e-5f * scale);
+    }
+    check_agree(cpu_decs, gpu_decs, n);
+    for (std::size_t i = 0; i < gpu_decs.size(); ++i) CHECK(gpu_decs[i].warm_started == (i >= group));
+  }
+}

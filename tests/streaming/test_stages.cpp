@@ -502,3 +502,92 @@ TEST_CASE("stages: a decomposition that does not converge is skipped and never b
     CHECK_FALSE(r.warm_started);
   }
 }
+
+// Subbands: three 4-channel array signals side by side in 12-channel blocks (subband by subband in
+// each snapshot) give, through one covariance and one decompose stage with subbands = 3, exactly the
+// items of three separate 4-channel streams, interleaved block by block, each subband warm-started
+// from its own last decomposition; the kept samples are the subband's. A NaN in one subband skips
+// the whole block in every subband.
+TEST_CASE("stages: subbands are decomposed as separate streams, each with its own warm start", "[stages]") {
+  const std::size_t subbands = 3, n = 4, block = 50, blocks = 12;
+  std::vector<std::vector<sample_t>> bands;
+  for (std::size_t s = 0; s < subbands; ++s) {
+    eigstream::ArraySignalConfig config;
+    config.geometry = eigstream::ArrayGeometry::uniform_linear(index_t(n));
+    config.sources = {{-10.0 + 20.0 * double(s), 10}};
+    config.seed = 60 + s;
+    bands.push_back(generate(eigstream::ArraySignal(config), block * blocks));
+  }
+  std::vector<sample_t> interleaved(subbands * n * block * blocks);
+  for (std::size_t t = 0; t < block * blocks; ++t)
+    for (std::size_t s = 0; s < subbands; ++s)
+      std::copy_n(&bands[s][t * n], n, &interleaved[(t * subbands + s) * n]);
+
+  struct Record {
+    std::uint64_t sequence;
+    std::size_t subband;
+    bool skipped, warm_started;
+    std::vector<float> values;
+    std::vector<cfloat> vectors;
+    std::vector<sample_t> samples;
+  };
+  auto run_stream = [&](const std::vector<sample_t>& samples, std::size_t bands_in_stream) {
+    es::CovarianceStageConfig cc = exponential(n, 0.8);
+    cc.subbands = bands_in_stream;
+    cc.keep_samples = true;
+    cc.block_samples = block;
+    es::DecomposeStageConfig dc;
+    dc.options.backend = eigstream::Backend::cpu;
+    dc.channels = n;
+    dc.subbands = bands_in_stream;
+    dc.block_samples = block;
+    std::vector<Record> out;
+    es::Pipeline pipeline;
+    auto& source = pipeline.add<es::ReaderSource>(
+        "source", std::make_unique<es::MemoryReader>(samples.data(), block * blocks, n * bands_in_stream),
+        es::ReaderSourceOptions{block});
+    auto& covariance = pipeline.add<es::CovarianceStage>("covariance", cc);
+    auto& decompose = pipeline.add<es::DecomposeStage>("decompose", dc);
+    auto& tap = pipeline.add<es::CallbackSink<es::DecompositionItem>>("sink", [&](const es::DecompositionItem& item) {
+      out.push_back({item.stamp.sequence, item.subband, item.skipped(), item.warm_started, item.values, item.vectors,
+                     std::vector<sample_t>(item.samples.begin(), item.samples.begin() + std::ptrdiff_t(item.snapshots * n))});
+    });
+    pipeline.connect(source, covariance);
+    pipeline.connect(covariance, decompose);
+    pipeline.connect(decompose, tap);
+    pipeline.start();
+    pipeline.wait();
+    return out;
+  };
+  const std::vector<Record> together = run_stream(interleaved, subbands);
+  REQUIRE(together.size() == subbands * blocks);
+  for (std::size_t s = 0; s < subbands; ++s) {
+    const std::vector<Record> alone = run_stream(bands[s], 1);
+    REQUIRE(alone.size() == blocks);
+    for (std::size_t b = 0; b < blocks; ++b) {
+      INFO("subband " << s << ", block " << b);
+      const Record& got = together[b * subbands + s];
+      CHECK(got.sequence == b);
+      CHECK(got.subband == s);
+      CHECK_FALSE(got.skipped);
+      CHECK(got.warm_started == (b > 0));
+      CHECK(got.values == alone[b].values);
+      CHECK(got.vectors == alone[b].vectors);
+      CHECK(got.samples == alone[b].samples);
+    }
+  }
+
+  interleaved[(5 * block + 3) * subbands * n + 2 * n + 1] = {std::numeric_limits<float>::quiet_NaN(), 0};  // block 5, subband 2
+  const std::vector<Record> with_nan = run_stream(interleaved, subbands);
+  REQUIRE(with_nan.size() == subbands * blocks);
+  for (std::size_t i = 0; i < with_nan.size(); ++i) CHECK(with_nan[i].skipped == (i / subbands == 5));
+
+  es::CovarianceStageConfig wrong = exponential(n, 0.8);
+  wrong.subbands = 2;  // 8 channels expected, 12 arrive
+  CHECK_THROWS_WITH(run(interleaved, subbands * n, block, {}, wrong,
+                        [](es::Pipeline& pipeline, es::CovarianceStage& stage) {
+                          auto& sink = pipeline.add<es::CallbackSink<es::CovarianceItem>>("sink", [](const es::CovarianceItem&) {});
+                          pipeline.connect(stage, sink);
+                        }),
+                    Catch::Contains("12 channels, not 8 (2 subbands of 4)"));
+}

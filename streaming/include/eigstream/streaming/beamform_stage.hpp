@@ -34,6 +34,7 @@ struct BeamformItem {
   bool skipped() const noexcept { return (stamp.flags & item_skipped) != 0; }
 
   Stamp stamp;  // the decomposition's
+  std::size_t subband = 0;  // the decomposition's (CovarianceStageConfig::subbands)
   std::uint64_t first_sample = 0;  // the block's samples in the stream: [first_sample, end_sample)
   std::uint64_t end_sample = 0;
   std::vector<std::complex<float>> eigen_weights;  // Beamformer::eigen_weights

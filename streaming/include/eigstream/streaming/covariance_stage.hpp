@@ -7,6 +7,12 @@
 // A block holding a NaN or infinite sample is counted as malformed and leaves the estimate as it
 // was; it is passed on as an item flagged item_skipped with no matrix, so the stages downstream see
 // every block in order.
+//
+// Subbands: with `subbands` S > 1 each snapshot of the input holds S subbands of N channels, subband
+// by subband (sample s N + c is channel c of subband s; blocks of S N channels, as a channeliser
+// upstream would write them), and the stage keeps S estimates of N x N, one per subband, and emits S
+// items per block, subband 0 to S - 1 (item.subband), all with the block's stamp. On the GPU the S
+// subbands' products go in the same cuBLAS calls.
 #pragma once
 
 #include "eigstream/covariance.hpp"
@@ -38,13 +44,14 @@ struct CovarianceItem {
   MatrixView<const std::complex<float>> covariance() const {
     return {matrix.data(), index_t(channels), index_t(channels), index_t(channels)};
   }
-  // The block's samples when the stage keeps them (channels x snapshots), else empty.
+  // The block's samples (of this subband) when the stage keeps them (channels x snapshots), else empty.
   MatrixView<const sample_t> block() const {
     return {snapshots > 0 ? samples.data() : nullptr, index_t(channels), index_t(snapshots), index_t(channels)};
   }
 
   Stamp stamp;                      // the block's, flags: its BlockFlag bits, ItemFlag bits
-  std::size_t channels;
+  std::size_t channels;             // of one subband
+  std::size_t subband = 0;          // which of the block's subbands (CovarianceStageConfig::subbands)
   std::uint64_t first_sample = 0;   // the block's samples in the stream: [first_sample, end_sample)
   std::uint64_t end_sample = 0;
   std::uint64_t blocks = 0;         // blocks in the estimate since the start
@@ -55,7 +62,8 @@ struct CovarianceItem {
 };
 
 struct CovarianceStageConfig {
-  CovarianceConfig covariance;    // channels, mode, lambda or window, loading
+  CovarianceConfig covariance;    // channels (of one subband), mode, lambda or window, loading
+  std::size_t subbands = 1;       // S: blocks hold S x covariance.channels channels, subband by subband
   std::size_t block_samples = 0;  // the largest block, when keep_samples
   std::size_t hop = 1;            // emit an estimate every hop blocks (skipped blocks always pass)
   bool keep_samples = false;      // copy each block's samples into its item (for KltStage)
@@ -82,22 +90,25 @@ class CovarianceStage : public Transform<Block, CovarianceItem> {
  private:
   // The GPU path holds one block while it takes the next (see process).
   std::size_t held_items() const override { return 2; }
-  // An item for this block, its bookkeeping from the estimate as it is now; flagged skipped when not valid.
-  Handle<CovarianceItem> item_for(const Block& block, bool valid);
+  // The block's items, one per subband, their bookkeeping from the estimates as they are now;
+  // flagged skipped when not valid.
+  void items_for(const Block& block, bool valid, std::vector<Handle<CovarianceItem>>& items);
   void keep_samples(const Block& block, CovarianceItem& item) const;  // when config_.keep_samples
-  void finish_in_flight();  // GPU: waits for the block in flight, emits its item
+  void finish_in_flight();  // GPU: waits for the block in flight, emits its items
 
   CovarianceStageConfig config_;
-  Covariance<float> estimate_;  // the CPU's
+  std::size_t channels_;              // of one subband
+  std::vector<Covariance<float>> estimates_;  // the CPU's, one per subband
   Backend backend_ = Backend::cpu;
   std::unique_ptr<GpuCovariance> gpu_;
   struct InFlight {            // GPU: a block whose update (and read) is queued
     Handle<Block> block;       // held until its copy to the GPU is done
-    Handle<CovarianceItem> item;  // when it emits: bookkeeping filled, matrix once read
+    std::vector<Handle<CovarianceItem>> items;  // when it emits: bookkeeping filled, matrices once read
     std::size_t slot = 0;      // its read slot (GpuCovariance::request)
     bool gpu_work = false, read = false;
   };
-  InFlight in_flight_;
+  std::vector<Handle<CovarianceItem>> items_;  // CPU: the block's
+  InFlight in_flight_, next_in_flight_;  // the block in flight; the next, being queued
   std::size_t next_slot_ = 0;
   Pool<CovarianceItem>* pool_ = nullptr;
   std::uint64_t since_emitted_ = 0;

@@ -47,6 +47,7 @@ struct DecompositionItem {
 
   Stamp stamp;  // the covariance's
   std::size_t channels;
+  std::size_t subband = 0;  // the covariance's
   std::vector<float> values;
   std::vector<std::complex<float>> vectors;
   SolveInfo info;           // sweeps, convergence
@@ -70,6 +71,7 @@ enum class DecomposeMethod {
 
 struct DecomposeStageConfig {
   std::size_t channels = 0;
+  std::size_t subbands = 1;  // CovarianceStageConfig::subbands: a warm start is kept per subband
   DecomposeMethod method = DecomposeMethod::covariance_evd;
   bool warm_start = true;  // from the previous good decomposition
   Options options;         // the solver's (sort is always descending); backend: automatic (the GPU
@@ -104,12 +106,13 @@ class DecomposeStage : public Transform<CovarianceItem, DecompositionItem> {
   DecomposeStageConfig config_;
   Backend backend_ = Backend::cpu;
   Pool<DecompositionItem>* pool_ = nullptr;
-  std::vector<std::complex<float>> warm_;  // CPU: the last good eigenvectors
-  bool have_warm_ = false;
+  std::vector<std::complex<float>> warm_;  // CPU: the last good eigenvectors of each subband
+  std::vector<char> have_warm_;            // per subband
   std::unique_ptr<GpuEvdGroup> gpu_;
   std::vector<Handle<DecompositionItem>> pending_;  // GPU: the group being gathered
   std::vector<std::size_t> pending_slots_;          // its slots in gpu_, or kNoSlot for skipped items
   std::size_t pending_snapshots_ = 0;               // block_svd: the group's block length
+  std::vector<std::size_t> last_good_;              // GPU: per subband, the group's last good slot
   std::vector<float> singular_values_;              // CPU block_svd
 };
 

@@ -33,6 +33,7 @@ struct KltItem {
 
   Stamp stamp;  // the decomposition's
   std::size_t channels;
+  std::size_t subband = 0;  // the decomposition's (CovarianceStageConfig::subbands)
   std::size_t components = 0;
   std::size_t snapshots = 0;
   std::uint64_t first_sample = 0;  // the block's samples in the stream: [first_sample, end_sample)
