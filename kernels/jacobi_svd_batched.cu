@@ -8,8 +8,8 @@
 // |gamma| / sqrt(alpha beta) > tol, and pairs with a column of rounding noise (squared norm below
 // (sqrt(rows) eps ||G||_F)^2) are left alone. A sweep that rotates nothing measured the final state.
 // Then singular values are the column norms, the long side's vectors the normalised columns (noise
-// columns completed to an orthonormal set, as on the CPU), the short side's W with unit columns,
-// all sorted alike.
+// columns completed to an orthonormal set, as on the CPU), the short side's W with unit columns
+// (after a warm start, one Newton-Schulz step W (3I - W^H W) / 2 as well), all sorted alike.
 //
 // Memory: per matrix, G (rows x k, column-major, ld = rows) in shared memory when it fits (with W,
 // k x k, and a few vectors); else G lives in device memory (the long side's output, or the
@@ -264,9 +264,30 @@ __device__ void solve(const Args<S>& args, index_t b, char* smem, int lane) {
     args.s[b * args.stride_s + r] = scalbn(sigma[j], -exponent);
   }
   g.sync();
-  if (args.short_out)
-    for (int idx = lane; idx < k * k; idx += THREADS)
-      args.short_out[b * args.stride_short + idx % k + index_t(rank[idx / k]) * args.ld_short] = W[idx];
+  if (args.short_out) {
+    S* out = args.short_out + b * args.stride_short;
+    if (args.warm) {
+      // W0 J is only as orthonormal as W0: one Newton-Schulz step, W (3I - W^H W) / 2, column by
+      // column (coef holds column j of W^H W), so that each result can be the next warm start
+      // without the chain drifting from orthonormality.
+      for (int j = 0; j < k; ++j) {
+        for (int l = lane; l < k; l += THREADS) {
+          S p = from_real<S>(R(0));
+          for (int i = 0; i < k; ++i) p += conj_mul(W[i + l * k], W[i + j * k]);
+          coef[l] = p;
+        }
+        g.sync();
+        for (int i = lane; i < k; i += THREADS) {
+          S sum = from_real<S>(R(0));
+          for (int l = 0; l < k; ++l) sum += W[i + l * k] * coef[l];
+          out[i + index_t(rank[j]) * args.ld_short] = R(1.5) * W[i + j * k] - R(0.5) * sum;
+        }
+        g.sync();
+      }
+    } else {
+      for (int idx = lane; idx < k * k; idx += THREADS) out[idx % k + index_t(rank[idx / k]) * args.ld_short] = W[idx];
+    }
+  }
 
   if (args.long_out) {
     for (int idx = lane; idx < rows * k; idx += THREADS) {

@@ -171,6 +171,30 @@ TEST_CASE("gpu stages: eigenvectors stay orthonormal over 100000 warm-started up
   CHECK(worst_last <= bound);
 }
 
+// The block SVD's chain of warm starts (each group from the last U of the one before) keeps U
+// orthonormal: the kernel applies one Newton-Schulz step to a warm-started U.
+TEST_CASE("gpu stages: block SVD eigenvectors stay orthonormal over 100000 warm-started updates in float",
+          "[gpu][stages]") {
+  const std::size_t n = 4, block = 4, blocks = 100000, group = 32;
+  const auto samples = array_samples(n, block * blocks, 13);
+  const auto gpu = decompose(samples, n, block, eigstream::Backend::cuda, group, nullptr, es::DecomposeMethod::block_svd);
+  REQUIRE(gpu.size() == blocks);
+  double worst = 0, worst_last = 0;
+  std::size_t warm = 0;
+  for (std::size_t b = 0; b < blocks; ++b) {
+    if (gpu[b].skipped) continue;
+    const double e = orthogonality(gpu[b].vectors, n);
+    worst = std::max(worst, e);
+    if (b >= blocks - 1000) worst_last = std::max(worst_last, e);
+    warm += gpu[b].warm_started;
+  }
+  INFO("worst ||U^H U - I||_F " << worst << ", over the last 1000 " << worst_last);
+  CHECK(warm == blocks - group);
+  const double bound = 4 * n * std::numeric_limits<float>::epsilon();
+  CHECK(worst <= bound);
+  CHECK(worst_last <= bound);
+}
+
 // source -> covariance (the backend asked for) -> the items.
 std::vector<es::CovarianceItem> covariances(const std::vector<sample_t>& samples, std::size_t channels, std::size_t block,
                                             eigstream::Backend backend, eigstream::Backend* used, std::size_t hop = 1,

@@ -79,8 +79,9 @@ void evd_batched(BatchView<A> a, VectorBatchView<real_t<A>> values, BatchView<st
 // m >= n, U0 when m < n), all views, `info` and `workspace` in device memory. Sizes, strides and
 // options are checked here (Error invalid_argument, also when a needed workspace is missing); a
 // matrix with a NaN/Inf entry gets info.invalid_input and NaN outputs, the others are solved. The
-// warm start must be orthonormal (it is not checked on the GPU). The kernel always uses the
-// round-robin ordering. Errors of the launch throw Error(cuda).
+// warm start must be orthonormal (it is not checked on the GPU); the warm-started side's vectors get
+// one Newton-Schulz step, as evd_batched's, so a chain of warm starts does not drift. The kernel
+// always uses the round-robin ordering. Errors of the launch throw Error(cuda).
 template <class A>
 void svd_batched(BatchView<A> a, VectorBatchView<real_t<A>> s, BatchView<std::remove_const_t<A>> u,
                  BatchView<std::remove_const_t<A>> v, SolveInfo* info, const Options& options, cudaStream_t stream,
