@@ -39,6 +39,7 @@ struct Settings {
   double seconds = 5;
   double warmup = 1;
   std::string backend = "cpu";
+  std::string covariance_backend, mvdr_backend;  // empty: as backend
   std::size_t group = 64;
 };
 
@@ -63,8 +64,11 @@ json run_case(const Settings& settings, const std::vector<es::sample_t>& signal,
   covariance.covariance.channels = eigstream::index_t(settings.channels);
   covariance.covariance.lambda = settings.lambda;
   eigstream::Backend backend = eigstream::Backend::cpu;
-  eigstream::parse_backend(settings.backend, backend);  // checked by --backend's IsMember
-  covariance.backend = backend;
+  eigstream::parse_backend(settings.backend, backend);  // checked by the options' IsMember
+  eigstream::Backend covariance_backend = backend, mvdr_backend = backend;
+  if (!settings.covariance_backend.empty()) eigstream::parse_backend(settings.covariance_backend, covariance_backend);
+  if (!settings.mvdr_backend.empty()) eigstream::parse_backend(settings.mvdr_backend, mvdr_backend);
+  covariance.backend = covariance_backend;
   es::DecomposeStageConfig decompose;
   decompose.channels = settings.channels;
   decompose.warm_start = warm_start;
@@ -73,7 +77,7 @@ json run_case(const Settings& settings, const std::vector<es::sample_t>& signal,
   es::BeamformStageConfig beamform;
   beamform.geometry = eigstream::ArrayGeometry::uniform_linear(eigstream::index_t(settings.channels));
   beamform.music = false;
-  beamform.backend = backend;
+  beamform.backend = mvdr_backend;
   beamform.group = settings.group;
 
   es::Pipeline pipeline;
@@ -195,6 +199,10 @@ int main(int argc, char** argv) {
   Settings settings;
   std::string json_path, md_path;
   CLI::App app{"pipebench: covariance -> EVD -> MVDR, from memory, as fast as it goes"};
+  app.add_option("--covariance-backend", settings.covariance_backend, "the covariance stage's, if not --backend")
+      ->check(CLI::IsMember({"cpu", "auto", "cuda"}));
+  app.add_option("--mvdr-backend", settings.mvdr_backend, "the MVDR stage's, if not --backend")
+      ->check(CLI::IsMember({"cpu", "auto", "cuda"}));
   app.add_option("--backend", settings.backend, "where covariance, EVD and MVDR run: cpu, auto or cuda")
       ->check(CLI::IsMember({"cpu", "auto", "cuda"}));
   app.add_option("--group", settings.group, "GPU: covariances per EVD launch")->check(CLI::PositiveNumber);
@@ -236,7 +244,8 @@ int main(int argc, char** argv) {
         {"settings",
          {{"channels", settings.channels}, {"block_samples", settings.block_samples}, {"queue", settings.queue},
           {"lambda", settings.lambda}, {"seconds", settings.seconds}, {"backend", settings.backend},
-          {"group", settings.group}}},
+          {"group", settings.group}, {"covariance_backend", settings.covariance_backend.empty() ? settings.backend : settings.covariance_backend},
+          {"mvdr_backend", settings.mvdr_backend.empty() ? settings.backend : settings.mvdr_backend}}},
         {"cases", cases}};
     const std::string md = markdown(report);
     std::cout << md;

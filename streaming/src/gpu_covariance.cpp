@@ -22,7 +22,8 @@ std::size_t window_slots(const CovarianceConfig& config) {
 
 GpuCovariance::GpuCovariance(const CovarianceConfig& config, std::size_t subbands)
     : config_(config), n_(std::size_t(config.channels)), subbands_(subbands),
-      stream_("covariance stage: cudaStreamCreate"), timer_(stream_.get()), r_(subbands * n_ * n_, stream_.get()),
+      stream_("covariance stage: cudaStreamCreate"), timer_(stream_.get()),
+      blas_workspace_(kBlasWorkspaceBytes, stream_.get()), r_(subbands * n_ * n_, stream_.get()),
       ring_(window_slots(config) * subbands * n_ * n_, stream_.get()), ring_weights_(window_slots(config), stream_.get()),
       host_r_(2 * subbands * n_ * n_ * sizeof(cfloat)),
       host_ring_weights_(2 * std::max<std::size_t>(1, window_slots(config)) * sizeof(cfloat)),
@@ -30,7 +31,9 @@ GpuCovariance::GpuCovariance(const CovarianceConfig& config, std::size_t subband
   for (cudaEvent_t& event : done_)
     detail::check_cuda(cudaEventCreateWithFlags(&event, cudaEventDisableTiming), "covariance stage: cudaEventCreate");
   check_blas(cublasCreate(&blas_), "cublasCreate");
-  check_blas(cublasSetStream(blas_, stream_.get()), "cublasSetStream");
+  check_blas(cublasSetStream(blas_, stream_.get()), "cublasSetStream");  // (resets the workspace: set it after)
+  // cuBLAS's workspace is ours, allocated now: left to itself, cuBLAS allocates one at its first call.
+  check_blas(cublasSetWorkspace(blas_, blas_workspace_.get(), kBlasWorkspaceBytes), "cublasSetWorkspace");
   detail::check_cuda(cudaMemsetAsync(r_.get(), 0, subbands * n_ * n_ * sizeof(cfloat), stream_.get()),
                      "covariance stage: clear");
   if (windowed())  // slots not yet written are summed with weight 0: they must hold numbers

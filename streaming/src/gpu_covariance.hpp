@@ -62,6 +62,8 @@ class GpuCovariance {
   std::size_t n_, subbands_;
   CudaStream stream_;  // before the device memory: destroyed after it
   DeviceTimer timer_;
+  static constexpr std::size_t kBlasWorkspaceBytes = std::size_t(32) << 20;  // cuBLAS's advice for Hopper
+  detail::DeviceArray<char> blas_workspace_;
   cublasHandle_t blas_ = nullptr;
   static constexpr std::size_t kChunk = 128;
   // X padded with zeros to whole chunks; the products (subband by subband, chunk by chunk) and the
