@@ -40,9 +40,9 @@ void CovarianceStage::configure(StageContext& context) {
 #if defined(EIGSTREAM_HAVE_CUDA)
   if (backend_ == Backend::cuda) gpu_ = std::make_unique<GpuCovariance>(config_.covariance, config_.subbands);
 #endif
-  // Downstream holds items_in_flight(); the stage fills a block's subbands and holds one block in flight.
-  const std::size_t items =
-      config_.pool_items > 0 ? config_.pool_items : context.items_in_flight() + 2 * config_.subbands;
+  // Downstream holds items_in_flight() (or pool_items); the stage itself fills a block's subbands
+  // while it holds those of the block in flight.
+  const std::size_t items = (config_.pool_items > 0 ? config_.pool_items : context.items_in_flight()) + 2 * config_.subbands;
   pool_ = &context.make_pool<CovarianceItem>(items, channels_, config_.keep_samples ? config_.block_samples : 0);
 }
 

@@ -50,9 +50,16 @@ GpuCovariance::~GpuCovariance() {
 void GpuCovariance::update(const sample_t* block, std::size_t snapshots) {
   const std::size_t rows = subbands_ * n_, nn = n_ * n_;
   const std::size_t chunks = (snapshots + kChunk - 1) / kChunk, padded = chunks * kChunk;
-  if (chunks > x_chunks_) {
+  if (chunks > x_chunks_) {  // room for the longest block so far
     x_ = std::make_unique<detail::DeviceArray<cfloat>>(rows * padded, stream_.get());
     chunk_products_ = std::make_unique<detail::DeviceArray<cfloat>>(subbands_ * chunks * nn, stream_.get());
+    chunk_pointers_ = std::make_unique<detail::DeviceArray<const cfloat*>>(subbands_ * chunks, stream_.get());
+    product_pointers_ = std::make_unique<detail::DeviceArray<cfloat*>>(subbands_ * chunks, stream_.get());
+    chunk_sum_ = std::make_unique<detail::DeviceArray<cfloat>>(subbands_ * chunks * subbands_, stream_.get());
+    x_chunks_ = chunks;
+    layout_chunks_ = 0;
+  }
+  if (chunks != layout_chunks_) {  // the products' pointers and sums, laid out for this many chunks
     std::vector<const cfloat*> chunk_pointers;
     std::vector<cfloat*> product_pointers;
     std::vector<cfloat> chunk_sum(subbands_ * chunks * subbands_, cfloat(0));  // (subbands x chunks) x subbands
@@ -62,15 +69,16 @@ void GpuCovariance::update(const sample_t* block, std::size_t snapshots) {
         product_pointers.push_back(chunk_products_->get() + (s * chunks + j) * nn);
         chunk_sum[(s * chunks + j) + s * subbands_ * chunks] = 1;
       }
-    chunk_pointers_ = std::make_unique<detail::DeviceArray<const cfloat*>>(chunk_pointers.size(), stream_.get());
-    product_pointers_ = std::make_unique<detail::DeviceArray<cfloat*>>(product_pointers.size(), stream_.get());
-    chunk_sum_ = std::make_unique<detail::DeviceArray<cfloat>>(chunk_sum.size(), stream_.get());
-    chunk_pointers_->upload(chunk_pointers, stream_.get());
-    product_pointers_->upload(product_pointers, stream_.get());
-    chunk_sum_->upload(chunk_sum, stream_.get());
-    // From local vectors: wait for the copies.
+    const auto upload = [&](void* to, const void* from, std::size_t bytes) {
+      detail::check_cuda(cudaMemcpyAsync(to, from, bytes, cudaMemcpyHostToDevice, stream_.get()),
+                         "covariance stage: copy to GPU");
+    };
+    upload(chunk_pointers_->get(), chunk_pointers.data(), chunk_pointers.size() * sizeof(const cfloat*));
+    upload(product_pointers_->get(), product_pointers.data(), product_pointers.size() * sizeof(cfloat*));
+    upload(chunk_sum_->get(), chunk_sum.data(), chunk_sum.size() * sizeof(cfloat));
+    // From local vectors: wait for the copies (only when the block length changes).
     detail::check_cuda(cudaStreamSynchronize(stream_.get()), "covariance stage: copy to GPU");
-    x_chunks_ = chunks;
+    layout_chunks_ = chunks;
   }
   timer_.begin(DeviceTimer::Kind::copy);
   detail::check_cuda(cudaMemcpyAsync(x_->get(), block, rows * snapshots * sizeof(cfloat), cudaMemcpyHostToDevice,

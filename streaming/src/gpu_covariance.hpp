@@ -71,7 +71,8 @@ class GpuCovariance {
   std::unique_ptr<detail::DeviceArray<cfloat>> x_, chunk_products_, chunk_sum_;
   std::unique_ptr<detail::DeviceArray<const cfloat*>> chunk_pointers_;
   std::unique_ptr<detail::DeviceArray<cfloat*>> product_pointers_;
-  std::size_t x_chunks_ = 0;
+  std::size_t x_chunks_ = 0;       // chunks the buffers have room for
+  std::size_t layout_chunks_ = 0;  // chunks the pointers and chunk_sum are laid out for
   detail::DeviceArray<cfloat> r_;
   detail::DeviceArray<cfloat> ring_, ring_weights_;  // sliding window: S per slot, and 1 / (sum of L) per held slot
   HostBuffer host_r_, host_ring_weights_;  // two slots each: of the subbands' R, and of the weights

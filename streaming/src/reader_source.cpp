@@ -21,8 +21,9 @@ void ReaderSource::configure(StageContext& context) {
   if (channels_ == 0) throw Error(ErrorCode::invalid_argument, where + "the reader has no channels");
   if (options_.samples_per_block == 0) throw Error(ErrorCode::invalid_argument, where + "samples_per_block is 0");
   const std::size_t blocks = options_.pool_blocks > 0 ? options_.pool_blocks : context.items_in_flight();
-  if (blocks < 2)
-    throw Error(ErrorCode::invalid_argument, where + "pool_blocks must be at least 2 (a gap can need two at once)");
+  if (blocks < 3)
+    throw Error(ErrorCode::invalid_argument, where + "pool_blocks must be at least 3 (a gap can need two at once "
+                                                     "while the stage downstream holds one, as the GPU covariance stage does)");
   pool_ = &context.make_pool<Block>(blocks, channels_, options_.samples_per_block);
 }
 

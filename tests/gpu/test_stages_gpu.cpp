@@ -297,17 +297,18 @@ TEST_CASE("gpu stages: the cuBLAS sliding-window covariance equals the CPU's", "
 }
 
 // Subbands on the GPU: three subbands of 8 channels in blocks of 24, blocks of 300 snapshots (three
-// chunks of the product, per subband), exponential and sliding window: the GPU's items equal the
-// CPU's, subband by subband; and the decompose stage's groups, mixing subbands, warm-start each
+// chunks of the product, per subband) and a last one of 70 (one chunk: the products laid out anew),
+// exponential and sliding window: the GPU's items equal the CPU's, subband by subband; and the decompose stage's groups, mixing subbands, warm-start each
 // matrix from its own subband and agree with the CPU.
 TEST_CASE("gpu stages: subbands: covariances and decompositions equal the CPU's", "[gpu][stages]") {
-  const std::size_t subbands = 3, n = 8, block = 300, blocks = 40, group = 16;
-  const auto samples = array_samples(subbands * n, block * blocks, 12);  // one wide array, cut in three
+  const std::size_t subbands = 3, n = 8, block = 300, blocks = 41, group = 16;
+  // One wide array, cut in three; 40 blocks of 300 and a last of 70 (one chunk after three).
+  const auto samples = array_samples(subbands * n, block * (blocks - 1) + 70, 12);
   for (const eigstream::index_t window : {0, 4}) {
     auto run = [&](eigstream::Backend backend, std::vector<es::CovarianceItem>& covs, std::vector<Result>& decs) {
       es::Pipeline pipeline;
       auto& source = pipeline.add<es::ReaderSource>(
-          "source", std::make_unique<es::MemoryReader>(samples.data(), block * blocks, subbands * n),
+          "source", std::make_unique<es::MemoryReader>(samples.data(), samples.size() / (subbands * n), subbands * n),
           es::ReaderSourceOptions{block});
       es::CovarianceStageConfig cc;
       cc.covariance.channels = index_t(n);
@@ -335,7 +336,7 @@ TEST_CASE("gpu stages: subbands: covariances and decompositions equal the CPU's"
       decs.clear();
       es::Pipeline second;
       auto& again = second.add<es::ReaderSource>(
-          "source", std::make_unique<es::MemoryReader>(samples.data(), block * blocks, subbands * n),
+          "source", std::make_unique<es::MemoryReader>(samples.data(), samples.size() / (subbands * n), subbands * n),
           es::ReaderSourceOptions{block});
       auto& covariance2 = second.add<es::CovarianceStage>("covariance", cc);
       auto& decompose = second.add<es::DecomposeStage>("decompose", dc);

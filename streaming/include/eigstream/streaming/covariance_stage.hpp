@@ -69,7 +69,8 @@ struct CovarianceStageConfig {
   bool keep_samples = false;      // copy each block's samples into its item (for KltStage)
   Backend backend = Backend::cpu;  // cpu; cuda; automatic: cuda when the build has CUDA and a
                                    // device is present
-  std::size_t pool_items = 0;     // items allocated at start; 0: StageContext::items_in_flight()
+  std::size_t pool_items = 0;     // items the stages downstream may hold (0: StageContext::items_in_flight());
+                                  // the stage allocates 2 x subbands more for its own
 };
 
 class GpuCovariance;
