@@ -1,8 +1,8 @@
 // The stages' GPU paths against their CPU paths on the same streams: the covariance kept by cuBLAS
-// (exponential and sliding window: entries, effective snapshots, loading, a NaN block), and the decompose stage's groups of covariances
-// per launch of the batched kernel (eigenvalues and principal eigenvectors, skipped NaN blocks, a
-// partial last group, orthonormality over 100000 warm-started updates), and the SVD of each block's
-// samples in groups per launch of the SVD kernel. Label gpu.
+// (exponential and sliding window, subbands: entries, effective snapshots, loading, a NaN block), and
+// the decompose stage's groups per launch of the batched EVD kernel or of the SVD kernel (eigenvalues
+// and principal eigenvectors, skipped NaN blocks, a partial last group, orthonormality over 100000
+// warm-started updates, subbands). Label gpu.
 #include <catch2/catch.hpp>
 
 #include <algorithm>
@@ -151,44 +151,26 @@ TEST_CASE("gpu stages: a block with a NaN sample is skipped and never becomes th
   check_agree(cpu, gpu, n);
 }
 
+// The chain of warm starts (each group from the last good result of the one before) keeps the
+// eigenvectors orthonormal, both for the EVD of the covariance and for the block SVD: the kernels
+// apply one Newton-Schulz step to a warm-started result.
 TEST_CASE("gpu stages: eigenvectors stay orthonormal over 100000 warm-started updates in float", "[gpu][stages]") {
+  const es::DecomposeMethod method = GENERATE(es::DecomposeMethod::covariance_evd, es::DecomposeMethod::block_svd);
+  INFO((method == es::DecomposeMethod::block_svd ? "block SVD" : "covariance EVD"));
   const std::size_t n = 4, block = 4, blocks = 100000, group = 32;
   const auto samples = array_samples(n, block * blocks, 5);
-  const auto gpu = decompose(samples, n, block, eigstream::Backend::cuda, group);
+  const auto gpu = decompose(samples, n, block, eigstream::Backend::cuda, group, nullptr, method);
   REQUIRE(gpu.size() == blocks);
   double worst = 0, worst_last = 0;
   std::size_t warm = 0;
   for (std::size_t b = 0; b < blocks; ++b) {
+    REQUIRE_FALSE(gpu[b].skipped);
     const double e = orthogonality(gpu[b].vectors, n);
     worst = std::max(worst, e);
     if (b >= blocks - 1000) worst_last = std::max(worst_last, e);
     warm += gpu[b].warm_started;
   }
   INFO("worst ||V^H V - I||_F " << worst << ", over the last 1000 " << worst_last);
-  CHECK(warm == blocks - group);
-  const double bound = 4 * n * std::numeric_limits<float>::epsilon();
-  CHECK(worst <= bound);
-  CHECK(worst_last <= bound);
-}
-
-// The block SVD's chain of warm starts (each group from the last U of the one before) keeps U
-// orthonormal: the kernel applies one Newton-Schulz step to a warm-started U.
-TEST_CASE("gpu stages: block SVD eigenvectors stay orthonormal over 100000 warm-started updates in float",
-          "[gpu][stages]") {
-  const std::size_t n = 4, block = 4, blocks = 100000, group = 32;
-  const auto samples = array_samples(n, block * blocks, 13);
-  const auto gpu = decompose(samples, n, block, eigstream::Backend::cuda, group, nullptr, es::DecomposeMethod::block_svd);
-  REQUIRE(gpu.size() == blocks);
-  double worst = 0, worst_last = 0;
-  std::size_t warm = 0;
-  for (std::size_t b = 0; b < blocks; ++b) {
-    if (gpu[b].skipped) continue;
-    const double e = orthogonality(gpu[b].vectors, n);
-    worst = std::max(worst, e);
-    if (b >= blocks - 1000) worst_last = std::max(worst_last, e);
-    warm += gpu[b].warm_started;
-  }
-  INFO("worst ||U^H U - I||_F " << worst << ", over the last 1000 " << worst_last);
   CHECK(warm == blocks - group);
   const double bound = 4 * n * std::numeric_limits<float>::epsilon();
   CHECK(worst <= bound);
