@@ -3,13 +3,14 @@
 // launch_evd_batched:
 //  - registers (n <= 32, and n <= 16 for complex double): NMAX lanes per matrix, 128 / NMAX
 //    matrices per block of 128 threads;
-//  - shared memory (the rest): a warp per matrix for n <= 32 (four per block), a block of 128
-//    threads for n <= 64.
+//  - shared memory, a warp per matrix (four per block): complex double at 16 < n <= 32;
+//  - pairs (n > 32): a block of 256 threads per matrix, jacobi_evd_pairs.cuh.
 #include <cuda_runtime.h>
 
 #include <complex>
 
 #include "eigstream_kernels/evd_batched.hpp"
+#include "jacobi_evd_pairs.cuh"
 #include "jacobi_evd_solve.cuh"
 
 namespace eigstream::kernels {
@@ -36,6 +37,22 @@ cudaError_t launch(const Args<S>& args, cudaStream_t stream) {
   if (status != cudaSuccess) return status;
   const index_t blocks = (args.count + GROUPS - 1) / GROUPS;
   kernel<<<unsigned(blocks), THREADS * GROUPS, bytes, stream>>>(args, group_bytes);
+  return cudaGetLastError();
+}
+
+template <class S>
+__global__ void __launch_bounds__(evd::pairs::kThreads) evd_pairs_kernel(Args<S> args) {
+  extern __shared__ __align__(16) char smem[];
+  evd::solve_in_pairs<S>(args, blockIdx.x, smem, threadIdx.x);
+}
+
+template <class S>
+cudaError_t launch_pairs(const Args<S>& args, cudaStream_t stream) {
+  const std::size_t bytes = evd::PairsLayout<S>::bytes(args.warm_start != nullptr);
+  auto kernel = evd_pairs_kernel<S>;
+  cudaError_t status = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(bytes));
+  if (status != cudaSuccess) return status;
+  kernel<<<unsigned(args.count), evd::pairs::kThreads, bytes, stream>>>(args);
   return cudaGetLastError();
 }
 
@@ -74,7 +91,7 @@ cudaError_t load(Kernel kernel) {
 template <class S>
 cudaError_t load_for() {
   for (cudaError_t status : {load(evd_registers_kernel<S, 4>), load(evd_registers_kernel<S, 8>),
-                             load(evd_registers_kernel<S, 16>), load(evd_batched_kernel<S, 64, 128, 1>)})
+                             load(evd_registers_kernel<S, 16>), load(evd_pairs_kernel<S>)})
     if (status != cudaSuccess) return status;
   if constexpr (evd::kRegistersFit<S, 32>) return load(evd_registers_kernel<S, 32>);
   else return load(evd_batched_kernel<S, 32, 32, 4>);
@@ -106,7 +123,7 @@ cudaError_t launch_evd_batched(const EvdBatchedArgs<T>& in, cudaStream_t stream)
     if constexpr (evd::kRegistersFit<S, 32>) return launch_registers<S, 32>(args, stream);
     else return launch<S, 32, 32, 4>(args, stream);
   }
-  return launch<S, 64, 128, 1>(args, stream);
+  return launch_pairs<S>(args, stream);
 }
 
 template cudaError_t launch_evd_batched<float>(const EvdBatchedArgs<float>&, cudaStream_t);

@@ -12,10 +12,11 @@
 // Thread mapping: the kernel is compiled for NMAX, the smallest of {4, 8, 16, 32, 64} holding the
 // solver's max_n, and pads smaller items, and for one of two consumer shapes:
 //  - throughput (default): a warp for NMAX <= 32 (four per block of 128 threads; the register solve
-//    on lanes 0 .. NMAX-1, or the warp's shared-memory solve for complex double at 32), a block of
-//    128 threads for NMAX = 64 (the shared-memory solve); many items are solved at once, each slowly;
-//  - block per item (latency): a block of NMAX^2 / 2 threads (32 to 1024), the shared-memory solve
+//    on lanes 0 .. NMAX-1, or the warp's shared-memory solve for complex double at 32); many items
+//    are solved at once, each slowly;
+//  - block per item (latency): a block of NMAX^2 / 2 threads (32 to 512), the shared-memory solve
 //    with one thread per rotation and per (row, pair) of a step, so one item finishes soonest.
+// At NMAX = 64 both shapes are the pairs solve (jacobi_evd_pairs.cuh) by a block of 256 threads.
 // The consumer's leader (its thread 0) claims, copies the item into shared memory and publishes
 // completion.
 //
@@ -32,6 +33,7 @@
 #include "eigstream/persistent_submit.cuh"
 #include "eigstream_kernels/evd_batched.hpp"
 #include "eigstream_kernels/evd_persistent.hpp"
+#include "jacobi_evd_pairs.cuh"
 #include "jacobi_evd_solve.cuh"
 
 namespace eigstream::kernels {
@@ -50,9 +52,10 @@ constexpr std::uint64_t kNone = ~std::uint64_t(0);
 // Threads of a consumer and of a block, per NMAX and shape (see the file comment).
 constexpr int item_block_threads(int nmax) { return nmax * nmax / 2 < 32 ? 32 : nmax * nmax / 2 > 1024 ? 1024 : nmax * nmax / 2; }
 template <int NMAX, bool BLOCK_PER_ITEM>
-inline constexpr int kConsumerThreads = BLOCK_PER_ITEM ? item_block_threads(NMAX) : NMAX <= 32 ? 32 : 128;
+inline constexpr int kConsumerThreads =
+    NMAX == 64 ? evd::pairs::kThreads : BLOCK_PER_ITEM ? item_block_threads(NMAX) : 32;
 template <int NMAX, bool BLOCK_PER_ITEM>
-inline constexpr int kBlockThreads = BLOCK_PER_ITEM ? kConsumerThreads<NMAX, true> : 128;
+inline constexpr int kBlockThreads = BLOCK_PER_ITEM || NMAX == 64 ? kConsumerThreads<NMAX, BLOCK_PER_ITEM> : 128;
 
 __device__ __forceinline__ std::uint64_t load_volatile(const std::uint64_t* p) {
   return *reinterpret_cast<const volatile std::uint64_t*>(p);
@@ -130,7 +133,8 @@ inline constexpr bool kInRegisters = !BLOCK_PER_ITEM && NMAX <= 32 && evd::kRegi
 template <class S, int NMAX, bool BLOCK_PER_ITEM>
 constexpr std::size_t consumer_bytes() {
   std::size_t solve = evd::GroupLayout<S, NMAX>::bytes(true);
-  if constexpr (kInRegisters<S, NMAX, BLOCK_PER_ITEM>)
+  if constexpr (NMAX == 64) solve = evd::PairsLayout<S>::bytes(true);
+  else if constexpr (kInRegisters<S, NMAX, BLOCK_PER_ITEM>)
     solve = sizeof(evd::RegisterScratch<S, NMAX>) + evd::align16(sizeof(S) * NMAX * (NMAX + 1));
   return evd::align16(sizeof(EvdItem<std::complex<double>>)) + evd::align16(solve);
 }
@@ -144,6 +148,8 @@ __device__ SolveInfo solve_item(const Args<S>& args, int lane, char* work) {
     S* warm = reinterpret_cast<S*>(work + evd::align16(sizeof(evd::RegisterScratch<S, NMAX>)));
     return evd::solve_in_registers<S, NMAX>(args, 0, lane, NMAX == 32 ? 0xffffffffu : (1u << NMAX) - 1u, scratch,
                                             warm);
+  } else if constexpr (NMAX == 64) {
+    return evd::solve_in_pairs<S>(args, 0, work, lane);
   } else {
     return evd::solve_in_shared<S, NMAX, kConsumerThreads<NMAX, BLOCK_PER_ITEM>>(args, 0, work, lane);
   }

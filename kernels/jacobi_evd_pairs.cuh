@@ -1,0 +1,385 @@
+// Two-sided Jacobi EVD of one Hermitian matrix of order n <= 64 by a block of 8 warps (256 threads):
+// the per-matrix solve of the batched kernel for 32 < n <= 64 and of the persistent solver at
+// NMAX = 64. Smaller n is padded with zero rows and columns, which never rotate.
+//
+// Ordering (seed 001, eq. 7): the chess tournament of detail/round_robin.hpp with m = 64 players;
+// pair k of step t joins the players in positions k and 63 - k (x_k and y_k below). Lane k of every
+// warp owns pair k, so a warp holds all 32 rotations of a step.
+//
+// Thread mapping and memory (the point of this file: one barrier and few shared-memory accesses
+// per step):
+//  - A lives in shared memory, by index, column-major with leading dimension 64; its diagonal is kept
+//    apart, in two buffers by step parity, and so is a_pq of each pair of the next step.
+//  - Every warp computes the step's 32 rotations (lane k from a_pq, a_pp, a_qq of pair k) and keeps
+//    them in its own slice of shared memory: no barrier between computing and applying them.
+//  - The step applies both sides at once, a 2 x 2 block at a time: the block of pairs (k, l) becomes
+//    J_k^H B J_l, and its mirror (l, k) is written as its conjugate transpose. Lane k of warp w takes
+//    the blocks l = k + d (mod 32) for d = w + 1 and d = w + 9 (d = 16 by lanes k < 16 only), so
+//    every unordered block is done once; warp 0 also sets the diagonal blocks. The blocks that hold
+//    the next step's a_pq write it to the next parity's buffer.
+//  - V lives in registers: lane k of warp w holds columns x_k and y_k of the rows w, w + 8, ... . The
+//    column update is thread-local, and the tournament's move of the players to their next positions
+//    is one shuffle down and one up per entry.
+//  - Warm start: B = V0^H A V0 and the closing Newton-Schulz step (see jacobi_evd_solve.cuh) are
+//    products of 64 x 64 matrices in shared memory, 4 x 4 tiles of the result per thread.
+// Shared memory: two 64 x 65 regions (one without a warm start) and small buffers: PairsLayout.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include "device_scalar.cuh"
+#include "eigstream/detail/jacobi_rotation.hpp"
+#include "eigstream/options.hpp"
+#include "jacobi_evd_solve.cuh"
+#include "thread_group.cuh"
+
+namespace eigstream::kernels::evd {
+
+namespace pairs {
+
+constexpr int kNmax = 64;       // players of the tournament
+constexpr int kPairs = 32;      // pairs of a step, one per lane
+constexpr int kWarps = 8;
+constexpr int kThreads = 32 * kWarps;
+constexpr int kRows = kNmax / kWarps;  // rows of V per lane
+constexpr int kLda = kNmax;     // A during the sweeps: x_k and the x_l of a warp fall in distinct banks
+constexpr int kLdv = kNmax + 1; // V, V0 and products: lanes reading along a row hit distinct banks
+
+// The player in tournament position `pos` after t steps (0 <= t < 63), as detail::round_robin_player.
+__device__ __forceinline__ int player(int pos, int t) {
+  const int i = pos + t;
+  return pos == 0 ? 0 : i > kNmax - 1 ? i - (kNmax - 1) : i;
+}
+
+// What the other lanes need of a rotation: J = [[c, s e], [-s conj(e), c]], kept as c and s e.
+template <class S>
+struct alignas(16) Rotation {
+  S s_e;
+  real_of<S> c;
+};
+
+}  // namespace pairs
+
+template <class S>
+struct PairsLayout {
+  using R = real_of<S>;
+  static constexpr std::size_t region = align16(sizeof(S) * pairs::kNmax * pairs::kLdv);
+  static constexpr std::size_t diag = align16(sizeof(R) * 2 * pairs::kNmax);
+  static constexpr std::size_t apq = align16(sizeof(S) * 2 * pairs::kPairs);
+  static constexpr std::size_t rot = sizeof(pairs::Rotation<S>) * pairs::kWarps * pairs::kPairs;
+  static constexpr std::size_t values = align16(sizeof(R) * pairs::kNmax);
+  static constexpr std::size_t order = align16(sizeof(int) * pairs::kNmax);
+  static constexpr std::size_t scratch = align16(sizeof(double) * pairs::kWarps);
+  static constexpr std::size_t small = diag + apq + rot + values + order + scratch;
+  static constexpr std::size_t bytes(bool warm) { return (warm ? 2 : 1) * region + small; }
+};
+
+namespace pairs {
+
+// The 4 x 4 tile (rows 4 ti.., columns 4 tj..) of op(X) Y for 64 x 64 matrices in shared memory,
+// op(X) = X^H when CONJ_X, else X.
+template <bool CONJ_X, class S>
+__device__ __forceinline__ void tile_product(const S* X, int ldx, const S* Y, int ldy, int ti, int tj, S (&acc)[4][4]) {
+  using R = real_of<S>;
+#pragma unroll
+  for (int r = 0; r < 4; ++r)
+#pragma unroll
+    for (int c = 0; c < 4; ++c) acc[r][c] = from_real<S>(R(0));
+#pragma unroll 4
+  for (int k = 0; k < kNmax; ++k) {
+    S x[4], y[4];
+#pragma unroll
+    for (int r = 0; r < 4; ++r) x[r] = CONJ_X ? conj(X[k + (4 * ti + r) * ldx]) : X[4 * ti + r + k * ldx];
+#pragma unroll
+    for (int c = 0; c < 4; ++c) y[c] = Y[k + (4 * tj + c) * ldy];
+#pragma unroll
+    for (int r = 0; r < 4; ++r)
+#pragma unroll
+      for (int c = 0; c < 4; ++c) acc[r][c] += x[r] * y[c];
+  }
+}
+
+// Column update of a pair of columns: (u, w) <- (c u - conj(s) w, s u + c w), s = s e. The fused
+// multiply-adds are spelled out so that every kernel inlining this rounds alike (the batched and the
+// persistent solver give the same results, not just close ones).
+template <class R>
+__device__ __forceinline__ void rotate_columns(R& u, R& w, R c, R s) {
+  const R x = u;
+  u = fma(c, u, -(s * w));
+  w = fma(c, w, s * x);
+}
+template <class R>
+__device__ __forceinline__ void rotate_columns(Cx<R>& u, Cx<R>& w, R c, Cx<R> s) {
+  const Cx<R> x = u;
+  u = {fma(c, u.re, -fma(s.re, w.re, s.im * w.im)), fma(c, u.im, -fma(s.re, w.im, -(s.im * w.re)))};
+  w = {fma(c, w.re, fma(s.re, x.re, -(s.im * x.im))), fma(c, w.im, fma(s.re, x.im, s.im * x.re))};
+}
+
+template <class R>
+__device__ __forceinline__ bool is_zero(R x) { return x == R(0); }
+template <class R>
+__device__ __forceinline__ bool is_zero(Cx<R> x) { return x.re == R(0) && x.im == R(0); }
+
+template <class R>
+__device__ __forceinline__ R shfl_down(R x, int delta) { return __shfl_down_sync(0xffffffffu, x, delta); }
+template <class R>
+__device__ __forceinline__ Cx<R> shfl_down(Cx<R> x, int delta) { return {shfl_down(x.re, delta), shfl_down(x.im, delta)}; }
+template <class R>
+__device__ __forceinline__ R shfl_up(R x, int delta) { return __shfl_up_sync(0xffffffffu, x, delta); }
+template <class R>
+__device__ __forceinline__ Cx<R> shfl_up(Cx<R> x, int delta) { return {shfl_up(x.re, delta), shfl_up(x.im, delta)}; }
+
+}  // namespace pairs
+
+// Solves matrix b of `args` (n <= 64) on the 256 threads of a block (tid = threadIdx.x), with `smem`
+// holding PairsLayout<S>::bytes(args.warm_start != nullptr). Returns the matrix's SolveInfo (meaningful
+// in thread 0, which also stores it to args.info).
+template <class S>
+__device__ SolveInfo solve_in_pairs(const Args<S>& args, index_t b, char* smem, int tid) {
+  using R = real_of<S>;
+  using L = PairsLayout<S>;
+  using namespace pairs;
+  const bool warm = args.warm_start != nullptr;
+  S* A = reinterpret_cast<S*>(smem);
+  S* Q = reinterpret_cast<S*>(smem + L::small + L::region);  // the second region (warm start only)
+  char* p = smem + L::region;
+  R* diag = reinterpret_cast<R*>(p);           // [2][64], by step parity
+  S* apq = reinterpret_cast<S*>(p += L::diag);   // [2][32], a_pq of each pair, by step parity
+  auto* rot = reinterpret_cast<pairs::Rotation<S>*>(p += L::apq);  // [8][32], a slice per warp
+  R* w = reinterpret_cast<R*>(p += L::rot);
+  int* rank = reinterpret_cast<int*>(p += L::values);
+  double* scratch = reinterpret_cast<double*>(p += L::order);
+  const ThreadGroup<kThreads> g{tid, scratch};
+  const int n = args.n;
+  const int lane = tid % 32, warp = tid / 32;
+  const int ti = tid % 16, tj = tid / 16;  // this thread's tile of the products
+  const S zero = from_real<S>(R(0));
+  const S* a = args.a + b * args.stride_a;
+
+  // Pass 1: finiteness and the power of two that brings the largest entry to [1, 2).
+  bool bad = false;
+  R amax = 0;
+  for (int idx = tid; idx < n * n; idx += kThreads) {
+    const S x = a[idx % n + index_t(idx / n) * args.lda];
+    bad |= !finite(x);
+    amax = fmax(amax, max_component(x));
+  }
+  if (g.any(bad)) return write_invalid(args, b, tid, kThreads);
+  amax = g.max(amax);
+  const int exponent = amax > R(0) ? -ilogb(amax) : 0;
+
+  // Pass 2: the scaled lower triangle into A in full Hermitian storage, zero padded; defect and norm.
+  R defect2 = 0, norm2 = 0;
+  for (int idx = tid; idx < kNmax * kNmax; idx += kThreads) {
+    const int i = idx % kNmax, j = idx / kNmax;
+    const bool inside = i < n && j < n;
+    const S x = inside ? scale2(a[i + index_t(j) * args.lda], exponent) : zero;
+    const S xt = inside ? scale2(a[j + index_t(i) * args.lda], exponent) : zero;
+    defect2 += abs2(x - conj(xt));
+    norm2 += abs2(x);
+    A[i + j * kLda] = i > j ? x : i == j ? from_real<S>(re(x)) : conj(xt);
+  }
+  defect2 = g.sum(defect2);
+  norm2 = g.sum(norm2);
+  if (!(sqrt(defect2) <= args.symmetry_tol * sqrt(norm2))) return write_invalid(args, b, tid, kThreads);
+
+  // V in registers: columns x_k = k and y_k = 63 - k (step 0) of rows warp + 8 r; the identity, or
+  // the warm start padded with it, after which A becomes B = V0^H A V0.
+  S vx[kRows], vy[kRows];
+  if (warm) {
+    const S* v0 = args.warm_start + b * args.stride_w;
+    for (int idx = tid; idx < kNmax * kNmax; idx += kThreads) {
+      const int i = idx % kNmax, j = idx / kNmax;
+      Q[i + j * kLdv] = i < n && j < n ? v0[i + index_t(j) * args.ldw] : from_real<S>(R(i == j ? 1 : 0));
+    }
+    g.sync();
+    S acc[4][4];
+    tile_product<false>(A, kLda, Q, kLdv, ti, tj, acc);  // P = A V0
+    g.sync();
+#pragma unroll
+    for (int r = 0; r < 4; ++r)
+#pragma unroll
+      for (int c = 0; c < 4; ++c) A[4 * ti + r + (4 * tj + c) * kLdv] = acc[r][c];
+    g.sync();
+    tile_product<true>(Q, kLdv, A, kLdv, ti, tj, acc);  // B = V0^H P
+    g.sync();
+#pragma unroll
+    for (int r = 0; r < 4; ++r)
+#pragma unroll
+      for (int c = 0; c < 4; ++c) {  // exactly Hermitian: the lower triangle mirrored
+        const int i = 4 * ti + r, j = 4 * tj + c;
+        if (i > j) A[i + j * kLda] = acc[r][c], A[j + i * kLda] = conj(acc[r][c]);
+        if (i == j) A[i + i * kLda] = from_real<S>(re(acc[r][c]));
+      }
+#pragma unroll
+    for (int r = 0; r < kRows; ++r) {
+      vx[r] = Q[warp + 8 * r + lane * kLdv];
+      vy[r] = Q[warp + 8 * r + (kNmax - 1 - lane) * kLdv];
+    }
+  } else {
+#pragma unroll
+    for (int r = 0; r < kRows; ++r) {
+      vx[r] = from_real<S>(R(warp + 8 * r == lane ? 1 : 0));
+      vy[r] = from_real<S>(R(warp + 8 * r == kNmax - 1 - lane ? 1 : 0));
+    }
+  }
+  g.sync();
+  for (int i = tid; i < kNmax; i += kThreads) diag[i] = re(A[i + i * kLda]);
+  for (int k = tid; k < kPairs; k += kThreads) apq[k] = A[k + (kNmax - 1 - k) * kLda];
+
+  const R norm = sqrt(norm2);
+  const R target = args.tol * norm;
+  const R negligible = target / R(n);
+  int sweeps = 0, t = 0, parity = 0;
+  R off = 0;
+  for (;;) {
+    g.sync();
+    R off2 = 0;
+    for (int idx = tid; idx < kNmax * kNmax; idx += kThreads) {
+      const int i = idx % kNmax, j = idx / kNmax;
+      if (i != j) off2 += abs2(A[i + j * kLda]);
+    }
+    off = sqrt(g.sum(off2));
+    if (off <= target || sweeps == args.max_sweeps) break;
+    ++sweeps;
+    for (int step = 0; step < kNmax - 1; ++step) {
+      const R* d_now = diag + parity * kNmax;
+      R* d_next = diag + (parity ^ 1) * kNmax;
+      S* apq_next = apq + (parity ^ 1) * kPairs;
+      const int x = player(lane, t), y = player(kNmax - 1 - lane, t);
+
+      // Rotation `lane` of the step, by every warp.
+      const S bxy = apq[parity * kPairs + lane];
+      const R dx = d_now[x], dy = d_now[y];
+      const R abs_b = sqrt(abs2(bxy));
+      R c = 1, new_dx = dx, new_dy = dy;
+      S s_e = zero;
+      const bool active = abs_b > negligible;
+      if (active) {
+        const detail::Rotation<R> jr = detail::jacobi_rotation(dx, dy, abs_b);
+        c = jr.c;
+        s_e = jr.s * (bxy / abs_b);
+        new_dx = dx - jr.t * abs_b;
+        new_dy = dy + jr.t * abs_b;
+      }
+      pairs::Rotation<S>* mine = rot + warp * kPairs;
+      mine[lane] = {s_e, c};
+      __syncwarp();
+
+      if (warp == 0) {  // the diagonal blocks
+        d_next[x] = new_dx;
+        d_next[y] = new_dy;
+        if (active) A[x + y * kLda] = A[y + x * kLda] = zero;
+      }
+      // The off-diagonal blocks (k, l), l = k + d: B <- J_k^H B J_l, and the mirror.
+#pragma unroll
+      for (int half = 0; half < 2; ++half) {
+        const int d = warp + 1 + kWarps * half;
+        if (d == kPairs / 2 && lane >= kPairs / 2) continue;  // the block {k, k + 16} once
+        const int l = (lane + d) % kPairs;
+        const pairs::Rotation<S> rl = mine[l];
+        const int xl = player(l, t), yl = player(kNmax - 1 - l, t);
+        S b_xx = A[x + xl * kLda], b_xy = A[x + yl * kLda], b_yx = A[y + xl * kLda], b_yy = A[y + yl * kLda];
+        if (active || !is_zero(rl.s_e)) {  // else both rotations are the identity
+          rotate_columns(b_xx, b_xy, rl.c, rl.s_e);  // row x of B J_l
+          rotate_columns(b_yx, b_yy, rl.c, rl.s_e);  // row y
+          rotate_columns(b_xx, b_yx, c, conj(s_e));  // J_k^H from the left: rows (x, y) as a column pair
+          rotate_columns(b_xy, b_yy, c, conj(s_e));
+          A[x + xl * kLda] = b_xx, A[x + yl * kLda] = b_xy, A[y + xl * kLda] = b_yx, A[y + yl * kLda] = b_yy;
+          A[xl + x * kLda] = conj(b_xx), A[yl + x * kLda] = conj(b_xy), A[xl + y * kLda] = conj(b_yx),
+          A[yl + y * kLda] = conj(b_yy);
+        }
+        // The next step pairs position p with 63 - p, and each player moves from position p + 1 to p
+        // (from 1 to 63; 0 stays): its pair 0 is (x_0, x_1), pair 31 (y_31, y_30), and pair k in
+        // 1..30 is (x_{k+1}, y_{k-1}), an entry of the block {k - 1, k + 1}.
+        if (d == 1 && lane == 0) apq_next[0] = b_xx;
+        if (d == 1 && lane == kPairs - 2) apq_next[kPairs - 1] = conj(b_yy);
+        if (d == 2 && lane <= kPairs - 3) apq_next[lane + 1] = conj(b_yx);
+      }
+
+      // V <- V J, then the columns follow their players: lane k takes x from lane k + 1 (lane 31 its
+      // own y, lane 0 keeps x), and y from lane k - 1 (lane 0 takes lane 1's x).
+#pragma unroll
+      for (int r = 0; r < kRows; ++r) {
+        rotate_columns(vx[r], vy[r], c, s_e);
+        const S down = shfl_down(vx[r], 1);
+        const S up = shfl_up(vy[r], 1);
+        const S x_next = lane == 0 ? vx[r] : lane == kPairs - 1 ? vy[r] : down;
+        vy[r] = lane == 0 ? down : up;
+        vx[r] = x_next;
+      }
+      t = t == kNmax - 2 ? 0 : t + 1;
+      parity ^= 1;
+      g.sync();
+    }
+  }
+
+  // Eigenvalues, unscaled; V by index into the first region (A is no longer needed).
+  for (int i = tid; i < kNmax; i += kThreads) w[i] = scalbn(diag[parity * kNmax + i], -exponent);
+  {
+    const int x = player(lane, t), y = player(kNmax - 1 - lane, t);
+#pragma unroll
+    for (int r = 0; r < kRows; ++r) {
+      A[warp + 8 * r + x * kLdv] = vx[r];
+      A[warp + 8 * r + y * kLdv] = vy[r];
+    }
+  }
+  g.sync();
+  const S* v_out = A;
+  if (warm) {  // one Newton-Schulz step, V <- V (3I - V^H V) / 2 (jacobi_evd_solve.cuh), into Q
+    S acc[4][4];
+    tile_product<true>(A, kLdv, A, kLdv, ti, tj, acc);  // V^H V
+#pragma unroll
+    for (int r = 0; r < 4; ++r)
+#pragma unroll
+      for (int c = 0; c < 4; ++c) Q[4 * ti + r + (4 * tj + c) * kLdv] = acc[r][c];
+    g.sync();
+    tile_product<false>(A, kLdv, Q, kLdv, ti, tj, acc);
+    g.sync();
+#pragma unroll
+    for (int r = 0; r < 4; ++r)
+#pragma unroll
+      for (int c = 0; c < 4; ++c) {
+        const int i = 4 * ti + r, j = 4 * tj + c;
+        Q[i + j * kLdv] = R(1.5) * A[i + j * kLdv] - R(0.5) * acc[r][c];
+      }
+    v_out = Q;
+  } else {  // unit columns: see normalise_v in jacobi_evd_registers.cuh
+    R* scale = diag;
+    for (int j = tid; j < kNmax; j += kThreads) {
+      R sum = 0;
+      for (int i = 0; i < kNmax; ++i) sum += abs2(A[i + j * kLdv]);
+      scale[j] = sum > R(0) ? R(1) / sqrt(sum) : R(1);
+    }
+    g.sync();
+    for (int idx = tid; idx < kNmax * kNmax; idx += kThreads) {
+      const int i = idx % kNmax, j = idx / kNmax;
+      A[i + j * kLdv] = scale[j] * A[i + j * kLdv];
+    }
+  }
+  g.sync();
+  // The eigenvalues' places in the requested order (ties keep index order; padding excluded).
+  for (int i = tid; i < n; i += kThreads) {
+    int r = i;
+    if (args.sort != Sort::none) {
+      r = 0;
+      for (int j = 0; j < n; ++j) {
+        const bool before = args.sort == Sort::descending ? w[j] > w[i] : w[j] < w[i];
+        r += before || (w[j] == w[i] && j < i);
+      }
+    }
+    rank[i] = r;
+    args.values[b * args.stride_values + r] = w[i];
+  }
+  g.sync();
+  if (args.vectors)
+    for (int idx = tid; idx < n * n; idx += kThreads) {
+      const int i = idx % n, j = idx / n;
+      args.vectors[b * args.stride_v + i + index_t(rank[j]) * args.ldv] = v_out[i + j * kLdv];
+    }
+  const SolveInfo info{sweeps, norm > R(0) ? double(off / norm) : 0.0, off <= target, false};
+  if (tid == 0) args.info[b] = info;
+  return info;
+}
+
+}  // namespace eigstream::kernels::evd
