@@ -56,8 +56,9 @@ cudaError_t launch_pairs(const Args<S>& args, cudaStream_t stream) {
   return cudaGetLastError();
 }
 
-// The register mapping: NMAX lanes per matrix, 128 / NMAX matrices per block.
-template <class S, int NMAX>
+// The register mapping: NMAX lanes per matrix, 128 / NMAX matrices per block; a kernel for cold
+// solves (WARM false) and one for warm starts.
+template <class S, int NMAX, bool WARM>
 __global__ void __launch_bounds__(128) evd_registers_kernel(Args<S> args) {
   constexpr int kGroups = 128 / NMAX;
   __shared__ evd::RegisterScratch<S, NMAX> scratch[kGroups];
@@ -66,15 +67,16 @@ __global__ void __launch_bounds__(128) evd_registers_kernel(Args<S> args) {
   const index_t b = index_t(blockIdx.x) * kGroups + group;
   if (b >= args.count) return;  // whole groups leave together; groups sharing a warp use their own masks
   const unsigned mask = NMAX == 32 ? 0xffffffffu : ((1u << NMAX) - 1u) << (threadIdx.x % 32 / NMAX * NMAX);
-  evd::solve_in_registers<S, NMAX>(args, b, threadIdx.x % NMAX, mask, scratch[group],
+  evd::solve_in_registers<S, NMAX, WARM>(args, b, threadIdx.x % NMAX, mask, scratch[group],
                                    reinterpret_cast<S*>(warm_smem) + group * NMAX * (NMAX + 1));
 }
 
 template <class S, int NMAX>
 cudaError_t launch_registers(const Args<S>& args, cudaStream_t stream) {
   constexpr int kGroups = 128 / NMAX;
-  const std::size_t bytes = args.warm_start ? sizeof(S) * kGroups * NMAX * (NMAX + 1) : 0;
-  auto kernel = evd_registers_kernel<S, NMAX>;
+  const bool warm = args.warm_start != nullptr;
+  const std::size_t bytes = warm ? sizeof(S) * kGroups * NMAX * (NMAX + 1) : 0;
+  auto kernel = warm ? evd_registers_kernel<S, NMAX, true> : evd_registers_kernel<S, NMAX, false>;
   cudaError_t status = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(bytes));
   if (status != cudaSuccess) return status;
   const index_t blocks = (args.count + kGroups - 1) / kGroups;
@@ -88,13 +90,21 @@ cudaError_t load(Kernel kernel) {
   return cudaFuncGetAttributes(&attributes, kernel);
 }
 
+template <class S, bool WARM>
+cudaError_t load_registers() {
+  for (cudaError_t status : {load(evd_registers_kernel<S, 4, WARM>), load(evd_registers_kernel<S, 8, WARM>),
+                             load(evd_registers_kernel<S, 16, WARM>)})
+    if (status != cudaSuccess) return status;
+  if constexpr (evd::kRegistersFit<S, 32>) return load(evd_registers_kernel<S, 32, WARM>);
+  return cudaSuccess;
+}
+
 template <class S>
 cudaError_t load_for() {
-  for (cudaError_t status : {load(evd_registers_kernel<S, 4>), load(evd_registers_kernel<S, 8>),
-                             load(evd_registers_kernel<S, 16>), load(evd_pairs_kernel<S>)})
+  for (cudaError_t status : {load_registers<S, false>(), load_registers<S, true>(), load(evd_pairs_kernel<S>)})
     if (status != cudaSuccess) return status;
-  if constexpr (evd::kRegistersFit<S, 32>) return load(evd_registers_kernel<S, 32>);
-  else return load(evd_batched_kernel<S, 32, 32, 4>);
+  if constexpr (!evd::kRegistersFit<S, 32>) return load(evd_batched_kernel<S, 32, 32, 4>);
+  return cudaSuccess;
 }
 
 }  // namespace

@@ -320,8 +320,9 @@ struct RegisterScratch {
 
 // Solves matrix b of `args` on the NMAX lanes of `mask` (lane = 0 .. NMAX-1 within them), rows in
 // registers (jacobi_evd_registers.cuh). `warm_buffer` holds NMAX * (NMAX + 1) scalars when there is a
-// warm start (unused otherwise).
-template <class S, int NMAX>
+// warm start (unused otherwise). With MAY_WARM false, args.warm_start is ignored and the warm-start
+// code is left out, which spares registers where every row is held in them.
+template <class S, int NMAX, bool MAY_WARM = true>
 __device__ __forceinline__ SolveInfo solve_in_registers(const Args<S>& args, index_t b, int lane, unsigned mask,
                                    RegisterScratch<S, NMAX>& scratch, S* warm_buffer) {
   using R = real_of<S>;
@@ -365,7 +366,7 @@ __device__ __forceinline__ SolveInfo solve_in_registers(const Args<S>& args, ind
   if (!(sqrt(defect2) <= args.symmetry_tol * sqrt(norm2))) return write_invalid(args, b, lane, NMAX);
 
   // V: identity, or the warm start (padded with the identity); then B = V0^H A V0 in row `lane`.
-  const S* v0 = args.warm_start ? args.warm_start + b * args.stride_w : nullptr;
+  const S* v0 = MAY_WARM && args.warm_start ? args.warm_start + b * args.stride_w : nullptr;
   auto v0_at = [=](int i, int j) {
     return i < n && j < n ? v0[i + index_t(j) * args.ldw] : from_real<S>(R(i == j ? 1 : 0));
   };
