@@ -41,7 +41,7 @@ cudaError_t launch(const Args<S>& args, cudaStream_t stream) {
 }
 
 template <class S>
-__global__ void __launch_bounds__(evd::pairs::kThreads) evd_pairs_kernel(Args<S> args) {
+__global__ void __launch_bounds__(evd::pairs::kThreads, sizeof(S) <= 8 ? 3 : 1) evd_pairs_kernel(Args<S> args) {
   extern __shared__ __align__(16) char smem[];
   evd::solve_in_pairs<S>(args, blockIdx.x, smem, threadIdx.x);
 }

@@ -125,6 +125,27 @@ __device__ bool drained(const PersistentEvdArgs<T>& args) {
          load_volatile(args.rings[1].head) >= load_volatile(&args.visible[1]);
 }
 
+// Copies an n x n matrix (leading dimension ld) into dense staging, all of a thread's loads (up to
+// 8) issued before its first store: from host memory each load is a PCIe round trip, and a loop
+// that stores as it goes waits for them one after another (16 of them per thread at n = 64).
+template <int THREADS, class S>
+__device__ void stage_in(S* dst, const S* src, index_t ld, int n, int lane) {
+  constexpr int kBatch = 8;
+  for (int base = lane; base < n * n; base += THREADS * kBatch) {
+    S x[kBatch];
+#pragma unroll
+    for (int r = 0; r < kBatch; ++r) {
+      const int idx = base + r * THREADS;
+      if (idx < n * n) x[r] = src[idx % n + index_t(idx / n) * ld];
+    }
+#pragma unroll
+    for (int r = 0; r < kBatch; ++r) {
+      const int idx = base + r * THREADS;
+      if (idx < n * n) dst[idx] = x[r];
+    }
+  }
+}
+
 // Register solves by warps where a row fits (see evd::kRegistersFit), the shared-memory solve otherwise.
 template <class S, int NMAX, bool BLOCK_PER_ITEM>
 inline constexpr bool kInRegisters = !BLOCK_PER_ITEM && NMAX <= 32 && evd::kRegistersFit<S, NMAX>;
@@ -220,11 +241,8 @@ __global__ void __launch_bounds__(kBlockThreads<NMAX, BLOCK_PER_ITEM>) persisten
       R* w = reinterpret_cast<R*>(v + n * n);
       const S* in_a = reinterpret_cast<const S*>(it.a);
       const S* in_v0 = reinterpret_cast<const S*>(it.warm_start);
-      for (int idx = lane; idx < n * n; idx += THREADS) {
-        const index_t i = idx % n, j = idx / n;
-        a[idx] = in_a[i + j * it.lda];
-        if (in_v0) v0[idx] = in_v0[i + j * it.ldw];
-      }
+      stage_in<THREADS>(a, in_a, it.lda, n, lane);
+      if (in_v0) stage_in<THREADS>(v0, in_v0, it.ldw, n, lane);
       g.sync();
       const Args<S> one{a, n, 0, w, 0, v, n, 0, in_v0 ? v0 : nullptr, n, 0, it.info, n, 1,
                         R(args.tol), R(args.symmetry_tol), args.max_sweeps, args.sort};
