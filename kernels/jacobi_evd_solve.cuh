@@ -1,8 +1,9 @@
 // Two-sided Jacobi EVD of one small Hermitian matrix (n <= 64) by a group of GPU threads: the
 // per-matrix solves that the batched kernels (jacobi_evd_batched.cu) and the persistent solver
-// (jacobi_evd_persistent.cu) run. Two thread mappings:
+// (jacobi_evd_persistent.cu) run for n <= 32 (n > 32: jacobi_evd_pairs.cuh). Two thread mappings:
 //  - solve_in_registers (n <= NMAX <= 32): lanes own rows, see jacobi_evd_registers.cuh;
-//  - solve_in_shared (n <= NMAX <= 64): a warp or a block, A and V in shared memory, described here.
+//  - solve_in_shared (n <= NMAX <= 32): a warp or a block, A and V in shared memory, described here;
+//    complex double at 16 < n <= 32, and the persistent solver's block per item.
 //
 // Algorithm (seed 001): parallel round-robin ordering (eq. 7), n/2 disjoint rotations per step, each
 // step applied as A <- A J (columns) then A <- J^H A (rows), the update split of eqs. 8-10 without
