@@ -6,12 +6,14 @@
 // pair k of step t joins the players in positions k and 63 - k (x_k and y_k below). Lane k of every
 // warp owns pair k, so a warp holds all 32 rotations of a step.
 //
-// Thread mapping and memory (the point of this file: one barrier and few shared-memory accesses
+// Thread mapping and memory (the point of this file: two barriers and few shared-memory accesses
 // per step):
 //  - A lives in shared memory, by index, column-major with leading dimension 64; its diagonal is kept
 //    apart, in two buffers by step parity, and so is a_pq of each pair of the next step.
-//  - Every warp computes the step's 32 rotations (lane k from a_pq, a_pp, a_qq of pair k) and keeps
-//    them in its own slice of shared memory: no barrier between computing and applying them.
+//  - Warp 0 computes the step's 32 rotations (lane k from a_pq, a_pp, a_qq of pair k) into shared
+//    memory and sets the diagonal blocks; a barrier; then every warp applies them. (Every warp
+//    computing all 32 for itself saves that barrier, but the kernel is bound by instruction issue,
+//    and the redundant rotations made it 5-11% slower: bench/results/2026-11-23-h100-evd-pairs.md.)
 //  - The step applies both sides at once, a 2 x 2 block at a time: the block of pairs (k, l) becomes
 //    J_k^H B J_l, and its mirror (l, k) is written as its conjugate transpose. Lane k of warp w takes
 //    the blocks l = k + d (mod 32) for d = w + 1 and d = w + 9 (d = 16 by lanes k < 16 only), so
@@ -21,7 +23,7 @@
 //    column update is thread-local, and the tournament's move of the players to their next positions
 //    is one shuffle down and one up per entry.
 //  - Warm start: B = V0^H A V0 and the closing Newton-Schulz step (see jacobi_evd_solve.cuh) are
-//    products of 64 x 64 matrices in shared memory, 4 x 4 tiles of the result per thread.
+//    products of 64 x 64 matrices in shared memory, 16 entries of the result per thread.
 // Shared memory: two 64 x 65 regions (one without a warm start) and small buffers: PairsLayout.
 #pragma once
 
@@ -66,7 +68,7 @@ struct PairsLayout {
   static constexpr std::size_t region = align16(sizeof(S) * pairs::kNmax * pairs::kLdv);
   static constexpr std::size_t diag = align16(sizeof(R) * 2 * pairs::kNmax);
   static constexpr std::size_t apq = align16(sizeof(S) * 2 * pairs::kPairs);
-  static constexpr std::size_t rot = sizeof(pairs::Rotation<S>) * pairs::kWarps * pairs::kPairs;
+  static constexpr std::size_t rot = sizeof(pairs::Rotation<S>) * pairs::kPairs;
   static constexpr std::size_t values = align16(sizeof(R) * pairs::kNmax);
   static constexpr std::size_t order = align16(sizeof(int) * pairs::kNmax);
   static constexpr std::size_t scratch = align16(sizeof(double) * pairs::kWarps);
@@ -76,8 +78,9 @@ struct PairsLayout {
 
 namespace pairs {
 
-// The 4 x 4 tile (rows 4 ti.., columns 4 tj..) of op(X) Y for 64 x 64 matrices in shared memory,
-// op(X) = X^H when CONJ_X, else X.
+// The 4 x 4 tile (rows ti + 16 r, columns tj + 16 c, r, c < 4) of op(X) Y for 64 x 64 matrices in
+// shared memory, op(X) = X^H when CONJ_X, else X. Rows 16 apart, so that the 16 values of ti in a
+// warp read 16 consecutive rows (a tile of 4 adjacent rows fell 4 ways into the same banks).
 template <bool CONJ_X, class S>
 __device__ __forceinline__ void tile_product(const S* X, int ldx, const S* Y, int ldy, int ti, int tj, S (&acc)[4][4]) {
   using R = real_of<S>;
@@ -89,9 +92,9 @@ __device__ __forceinline__ void tile_product(const S* X, int ldx, const S* Y, in
   for (int k = 0; k < kNmax; ++k) {
     S x[4], y[4];
 #pragma unroll
-    for (int r = 0; r < 4; ++r) x[r] = CONJ_X ? conj(X[k + (4 * ti + r) * ldx]) : X[4 * ti + r + k * ldx];
+    for (int r = 0; r < 4; ++r) x[r] = CONJ_X ? conj(X[k + (ti + 16 * r) * ldx]) : X[ti + 16 * r + k * ldx];
 #pragma unroll
-    for (int c = 0; c < 4; ++c) y[c] = Y[k + (4 * tj + c) * ldy];
+    for (int c = 0; c < 4; ++c) y[c] = Y[k + (tj + 16 * c) * ldy];
 #pragma unroll
     for (int r = 0; r < 4; ++r)
 #pragma unroll
@@ -145,7 +148,7 @@ __device__ SolveInfo solve_in_pairs(const Args<S>& args, index_t b, char* smem, 
   char* p = smem + L::region;
   R* diag = reinterpret_cast<R*>(p);           // [2][64], by step parity
   S* apq = reinterpret_cast<S*>(p += L::diag);   // [2][32], a_pq of each pair, by step parity
-  auto* rot = reinterpret_cast<pairs::Rotation<S>*>(p += L::apq);  // [8][32], a slice per warp
+  auto* rot = reinterpret_cast<pairs::Rotation<S>*>(p += L::apq);  // [32], the step's rotations
   R* w = reinterpret_cast<R*>(p += L::rot);
   int* rank = reinterpret_cast<int*>(p += L::values);
   double* scratch = reinterpret_cast<double*>(p += L::order);
@@ -199,7 +202,7 @@ __device__ SolveInfo solve_in_pairs(const Args<S>& args, index_t b, char* smem, 
 #pragma unroll
     for (int r = 0; r < 4; ++r)
 #pragma unroll
-      for (int c = 0; c < 4; ++c) A[4 * ti + r + (4 * tj + c) * kLdv] = acc[r][c];
+      for (int c = 0; c < 4; ++c) A[ti + 16 * r + (tj + 16 * c) * kLdv] = acc[r][c];
     g.sync();
     tile_product<true>(Q, kLdv, A, kLdv, ti, tj, acc);  // B = V0^H P
     g.sync();
@@ -207,7 +210,7 @@ __device__ SolveInfo solve_in_pairs(const Args<S>& args, index_t b, char* smem, 
     for (int r = 0; r < 4; ++r)
 #pragma unroll
       for (int c = 0; c < 4; ++c) {  // exactly Hermitian: the lower triangle mirrored
-        const int i = 4 * ti + r, j = 4 * tj + c;
+        const int i = ti + 16 * r, j = tj + 16 * c;
         if (i > j) A[i + j * kLda] = acc[r][c], A[j + i * kLda] = conj(acc[r][c]);
         if (i == j) A[i + i * kLda] = from_real<S>(re(acc[r][c]));
       }
@@ -248,39 +251,38 @@ __device__ SolveInfo solve_in_pairs(const Args<S>& args, index_t b, char* smem, 
       S* apq_next = apq + (parity ^ 1) * kPairs;
       const int x = player(lane, t), y = player(kNmax - 1 - lane, t);
 
-      // Rotation `lane` of the step, by every warp.
-      const S bxy = apq[parity * kPairs + lane];
-      const R dx = d_now[x], dy = d_now[y];
-      const R abs_b = sqrt(abs2(bxy));
-      R c = 1, new_dx = dx, new_dy = dy;
-      S s_e = zero;
-      const bool active = abs_b > negligible;
-      if (active) {
-        const detail::Rotation<R> jr = detail::jacobi_rotation(dx, dy, abs_b);
-        c = jr.c;
-        s_e = jr.s * (bxy / abs_b);
-        new_dx = dx - jr.t * abs_b;
-        new_dy = dy + jr.t * abs_b;
-      }
-      pairs::Rotation<S>* mine = rot + warp * kPairs;
-      mine[lane] = {s_e, c};
-      __syncwarp();
-
-      if (warp == 0) {  // the diagonal blocks
+      if (warp == 0) {  // the step's rotations, lane k's of pair k, and the diagonal blocks
+        const S bxy = apq[parity * kPairs + lane];
+        const R dx = d_now[x], dy = d_now[y];
+        const R abs_b = sqrt(abs2(bxy));
+        R c = 1, new_dx = dx, new_dy = dy;
+        S s_e = zero;
+        if (abs_b > negligible) {
+          const detail::Rotation<R> jr = detail::jacobi_rotation(dx, dy, abs_b);
+          c = jr.c;
+          s_e = jr.s * (bxy / abs_b);
+          new_dx = dx - jr.t * abs_b;
+          new_dy = dy + jr.t * abs_b;
+          A[x + y * kLda] = A[y + x * kLda] = zero;
+        }
+        rot[lane] = {s_e, c};
         d_next[x] = new_dx;
         d_next[y] = new_dy;
-        if (active) A[x + y * kLda] = A[y + x * kLda] = zero;
       }
+      g.sync();
+      const pairs::Rotation<S> rk = rot[lane];
+      const R c = rk.c;
+      const S s_e = rk.s_e;
       // The off-diagonal blocks (k, l), l = k + d: B <- J_k^H B J_l, and the mirror.
 #pragma unroll
       for (int half = 0; half < 2; ++half) {
         const int d = warp + 1 + kWarps * half;
         if (d == kPairs / 2 && lane >= kPairs / 2) continue;  // the block {k, k + 16} once
         const int l = (lane + d) % kPairs;
-        const pairs::Rotation<S> rl = mine[l];
+        const pairs::Rotation<S> rl = rot[l];
         const int xl = player(l, t), yl = player(kNmax - 1 - l, t);
         S b_xx = A[x + xl * kLda], b_xy = A[x + yl * kLda], b_yx = A[y + xl * kLda], b_yy = A[y + yl * kLda];
-        if (active || !is_zero(rl.s_e)) {  // else both rotations are the identity
+        if (!is_zero(s_e) || !is_zero(rl.s_e)) {  // else both rotations are the identity
           rotate_columns(b_xx, b_xy, rl.c, rl.s_e);  // row x of B J_l
           rotate_columns(b_yx, b_yy, rl.c, rl.s_e);  // row y
           rotate_columns(b_xx, b_yx, c, conj(s_e));  // J_k^H from the left: rows (x, y) as a column pair
@@ -332,7 +334,7 @@ __device__ SolveInfo solve_in_pairs(const Args<S>& args, index_t b, char* smem, 
 #pragma unroll
     for (int r = 0; r < 4; ++r)
 #pragma unroll
-      for (int c = 0; c < 4; ++c) Q[4 * ti + r + (4 * tj + c) * kLdv] = acc[r][c];
+      for (int c = 0; c < 4; ++c) Q[ti + 16 * r + (tj + 16 * c) * kLdv] = acc[r][c];
     g.sync();
     tile_product<false>(A, kLdv, Q, kLdv, ti, tj, acc);
     g.sync();
@@ -340,7 +342,7 @@ __device__ SolveInfo solve_in_pairs(const Args<S>& args, index_t b, char* smem, 
     for (int r = 0; r < 4; ++r)
 #pragma unroll
       for (int c = 0; c < 4; ++c) {
-        const int i = 4 * ti + r, j = 4 * tj + c;
+        const int i = ti + 16 * r, j = tj + 16 * c;
         Q[i + j * kLdv] = R(1.5) * A[i + j * kLdv] - R(0.5) * acc[r][c];
       }
     v_out = Q;
