@@ -9,7 +9,7 @@
 // Thread mapping and memory (the point of this file: two barriers and few shared-memory accesses
 // per step):
 //  - A lives in shared memory, by index, column-major with leading dimension 64; its diagonal is kept
-//    apart, in two buffers by step parity, and so is a_pq of each pair of the next step.
+//    apart, and so is a_pq of each pair of the next step.
 //  - Warp 0 computes the step's 32 rotations (lane k from a_pq, a_pp, a_qq of pair k) into shared
 //    memory and sets the diagonal blocks; a barrier; then every warp applies them. (Every warp
 //    computing all 32 for itself saves that barrier, but the kernel is bound by instruction issue,
@@ -17,8 +17,8 @@
 //  - The step applies both sides at once, a 2 x 2 block at a time: the block of pairs (k, l) becomes
 //    J_k^H B J_l, and its mirror (l, k) is written as its conjugate transpose. Lane k of warp w takes
 //    the blocks l = k + d (mod 32) for d = w + 1 and d = w + 9 (d = 16 by lanes k < 16 only), so
-//    every unordered block is done once; warp 0 also sets the diagonal blocks. The blocks that hold
-//    the next step's a_pq write it to the next parity's buffer.
+//    every unordered block is done once. The blocks that hold the next step's a_pq also write it
+//    where warp 0 will read it.
 //  - V lives in registers: lane k of warp w holds columns x_k and y_k of the rows w, w + 8, ... . The
 //    column update is thread-local, and the tournament's move of the players to their next positions
 //    is one shuffle down and one up per entry.
@@ -66,8 +66,8 @@ template <class S>
 struct PairsLayout {
   using R = real_of<S>;
   static constexpr std::size_t region = align16(sizeof(S) * pairs::kNmax * pairs::kLdv);
-  static constexpr std::size_t diag = align16(sizeof(R) * 2 * pairs::kNmax);
-  static constexpr std::size_t apq = align16(sizeof(S) * 2 * pairs::kPairs);
+  static constexpr std::size_t diag = align16(sizeof(R) * pairs::kNmax);
+  static constexpr std::size_t apq = align16(sizeof(S) * pairs::kPairs);
   static constexpr std::size_t rot = sizeof(pairs::Rotation<S>) * pairs::kPairs;
   static constexpr std::size_t values = align16(sizeof(R) * pairs::kNmax);
   static constexpr std::size_t order = align16(sizeof(int) * pairs::kNmax);
@@ -103,8 +103,8 @@ __device__ __forceinline__ void tile_product(const S* X, int ldx, const S* Y, in
 }
 
 // Column update of a pair of columns: (u, w) <- (c u - conj(s) w, s u + c w), s = s e. The fused
-// multiply-adds are spelled out so that every kernel inlining this rounds alike (the batched and the
-// persistent solver give the same results, not just close ones).
+// multiply-adds are spelled out, not left to the compiler's contraction, which differed between the
+// batched and the persistent kernel and made their sweep counts differ by one on some matrices.
 template <class R>
 __device__ __forceinline__ void rotate_columns(R& u, R& w, R c, R s) {
   const R x = u;
@@ -146,8 +146,8 @@ __device__ SolveInfo solve_in_pairs(const Args<S>& args, index_t b, char* smem, 
   S* A = reinterpret_cast<S*>(smem);
   S* Q = reinterpret_cast<S*>(smem + L::small + L::region);  // the second region (warm start only)
   char* p = smem + L::region;
-  R* diag = reinterpret_cast<R*>(p);           // [2][64], by step parity
-  S* apq = reinterpret_cast<S*>(p += L::diag);   // [2][32], a_pq of each pair, by step parity
+  R* diag = reinterpret_cast<R*>(p);           // [64], by index
+  S* apq = reinterpret_cast<S*>(p += L::diag);   // [32], a_pq of each pair of the step
   auto* rot = reinterpret_cast<pairs::Rotation<S>*>(p += L::apq);  // [32], the step's rotations
   R* w = reinterpret_cast<R*>(p += L::rot);
   int* rank = reinterpret_cast<int*>(p += L::values);
@@ -233,7 +233,7 @@ __device__ SolveInfo solve_in_pairs(const Args<S>& args, index_t b, char* smem, 
   const R norm = sqrt(norm2);
   const R target = args.tol * norm;
   const R negligible = target / R(n);
-  int sweeps = 0, t = 0, parity = 0;
+  int sweeps = 0, t = 0;
   R off = 0;
   for (;;) {
     g.sync();
@@ -246,14 +246,11 @@ __device__ SolveInfo solve_in_pairs(const Args<S>& args, index_t b, char* smem, 
     if (off <= target || sweeps == args.max_sweeps) break;
     ++sweeps;
     for (int step = 0; step < kNmax - 1; ++step) {
-      const R* d_now = diag + parity * kNmax;
-      R* d_next = diag + (parity ^ 1) * kNmax;
-      S* apq_next = apq + (parity ^ 1) * kPairs;
       const int x = player(lane, t), y = player(kNmax - 1 - lane, t);
 
       if (warp == 0) {  // the step's rotations, lane k's of pair k, and the diagonal blocks
-        const S bxy = apq[parity * kPairs + lane];
-        const R dx = d_now[x], dy = d_now[y];
+        const S bxy = apq[lane];  // lane k alone reads and writes pair k's entries here
+        const R dx = diag[x], dy = diag[y];
         const R abs_b = sqrt(abs2(bxy));
         R c = 1, new_dx = dx, new_dy = dy;
         S s_e = zero;
@@ -266,8 +263,8 @@ __device__ SolveInfo solve_in_pairs(const Args<S>& args, index_t b, char* smem, 
           A[x + y * kLda] = A[y + x * kLda] = zero;
         }
         rot[lane] = {s_e, c};
-        d_next[x] = new_dx;
-        d_next[y] = new_dy;
+        diag[x] = new_dx;
+        diag[y] = new_dy;
       }
       g.sync();
       const pairs::Rotation<S> rk = rot[lane];
@@ -294,9 +291,9 @@ __device__ SolveInfo solve_in_pairs(const Args<S>& args, index_t b, char* smem, 
         // The next step pairs position p with 63 - p, and each player moves from position p + 1 to p
         // (from 1 to 63; 0 stays): its pair 0 is (x_0, x_1), pair 31 (y_31, y_30), and pair k in
         // 1..30 is (x_{k+1}, y_{k-1}), an entry of the block {k - 1, k + 1}.
-        if (d == 1 && lane == 0) apq_next[0] = b_xx;
-        if (d == 1 && lane == kPairs - 2) apq_next[kPairs - 1] = conj(b_yy);
-        if (d == 2 && lane <= kPairs - 3) apq_next[lane + 1] = conj(b_yx);
+        if (d == 1 && lane == 0) apq[0] = b_xx;
+        if (d == 1 && lane == kPairs - 2) apq[kPairs - 1] = conj(b_yy);
+        if (d == 2 && lane <= kPairs - 3) apq[lane + 1] = conj(b_yx);
       }
 
       // V <- V J, then the columns follow their players: lane k takes x from lane k + 1 (lane 31 its
@@ -311,13 +308,12 @@ __device__ SolveInfo solve_in_pairs(const Args<S>& args, index_t b, char* smem, 
         vx[r] = x_next;
       }
       t = t == kNmax - 2 ? 0 : t + 1;
-      parity ^= 1;
       g.sync();
     }
   }
 
   // Eigenvalues, unscaled; V by index into the first region (A is no longer needed).
-  for (int i = tid; i < kNmax; i += kThreads) w[i] = scalbn(diag[parity * kNmax + i], -exponent);
+  for (int i = tid; i < kNmax; i += kThreads) w[i] = scalbn(diag[i], -exponent);
   {
     const int x = player(lane, t), y = player(kNmax - 1 - lane, t);
 #pragma unroll
@@ -346,42 +342,11 @@ __device__ SolveInfo solve_in_pairs(const Args<S>& args, index_t b, char* smem, 
         Q[i + j * kLdv] = R(1.5) * A[i + j * kLdv] - R(0.5) * acc[r][c];
       }
     v_out = Q;
-  } else {  // unit columns: see normalise_v in jacobi_evd_registers.cuh
-    R* scale = diag;
-    for (int j = tid; j < kNmax; j += kThreads) {
-      R sum = 0;
-      for (int i = 0; i < kNmax; ++i) sum += abs2(A[i + j * kLdv]);
-      scale[j] = sum > R(0) ? R(1) / sqrt(sum) : R(1);
-    }
-    g.sync();
-    for (int idx = tid; idx < kNmax * kNmax; idx += kThreads) {
-      const int i = idx % kNmax, j = idx / kNmax;
-      A[i + j * kLdv] = scale[j] * A[i + j * kLdv];
-    }
+  } else {
+    normalise_columns(A, kLdv, n, diag, g, tid);
   }
   g.sync();
-  // The eigenvalues' places in the requested order (ties keep index order; padding excluded).
-  for (int i = tid; i < n; i += kThreads) {
-    int r = i;
-    if (args.sort != Sort::none) {
-      r = 0;
-      for (int j = 0; j < n; ++j) {
-        const bool before = args.sort == Sort::descending ? w[j] > w[i] : w[j] < w[i];
-        r += before || (w[j] == w[i] && j < i);
-      }
-    }
-    rank[i] = r;
-    args.values[b * args.stride_values + r] = w[i];
-  }
-  g.sync();
-  if (args.vectors)
-    for (int idx = tid; idx < n * n; idx += kThreads) {
-      const int i = idx % n, j = idx / n;
-      args.vectors[b * args.stride_v + i + index_t(rank[j]) * args.ldv] = v_out[i + j * kLdv];
-    }
-  const SolveInfo info{sweeps, norm > R(0) ? double(off / norm) : 0.0, off <= target, false};
-  if (tid == 0) args.info[b] = info;
-  return info;
+  return write_results(args, b, w, v_out, kLdv, rank, sweeps, off, norm, target, g, tid);
 }
 
 }  // namespace eigstream::kernels::evd

@@ -96,6 +96,54 @@ __device__ SolveInfo write_invalid(const Args<S>& args, index_t b, int lane, int
   return info;
 }
 
+// Scales the first n columns of V (leading dimension ld, n rows) to unit length, with `scale`
+// (n reals of shared memory) as scratch. Why: see normalise_v in jacobi_evd_registers.cuh.
+template <class S, int THREADS>
+__device__ void normalise_columns(S* V, int ld, int n, real_of<S>* scale, const ThreadGroup<THREADS>& g, int lane) {
+  using R = real_of<S>;
+  for (int j = lane; j < n; j += THREADS) {
+    R norm2 = 0;
+    for (int i = 0; i < n; ++i) norm2 += abs2(V[i + j * ld]);
+    scale[j] = norm2 > R(0) ? R(1) / sqrt(norm2) : R(1);
+  }
+  g.sync();
+  for (int idx = lane; idx < n * n; idx += THREADS) {
+    const int i = idx % n, j = idx / n;
+    V[i + j * ld] = scale[j] * V[i + j * ld];
+  }
+}
+
+// The end of a solve: the n eigenvalues w (in index order) to their places in the requested order
+// (ties keep index order), the columns of V (leading dimension ld) permuted alike, and the matrix's
+// SolveInfo, returned (meaningful in lane 0, which also stores it). `rank` is n ints of shared memory.
+template <class S, int THREADS>
+__device__ SolveInfo write_results(const Args<S>& args, index_t b, const real_of<S>* w, const S* V, int ld, int* rank,
+                                   int sweeps, real_of<S> off, real_of<S> norm, real_of<S> target,
+                                   const ThreadGroup<THREADS>& g, int lane) {
+  const int n = args.n;
+  for (int i = lane; i < n; i += THREADS) {
+    int r = i;
+    if (args.sort != Sort::none) {
+      r = 0;
+      for (int j = 0; j < n; ++j) {
+        const bool before = args.sort == Sort::descending ? w[j] > w[i] : w[j] < w[i];
+        r += before || (w[j] == w[i] && j < i);
+      }
+    }
+    rank[i] = r;
+    args.values[b * args.stride_values + r] = w[i];
+  }
+  g.sync();
+  if (args.vectors)
+    for (int idx = lane; idx < n * n; idx += THREADS) {
+      const int i = idx % n, j = idx / n;
+      args.vectors[b * args.stride_v + i + index_t(rank[j]) * args.ldv] = V[i + j * ld];
+    }
+  const SolveInfo info{sweeps, norm > real_of<S>(0) ? double(off / norm) : 0.0, off <= target, false};
+  if (lane == 0) args.info[b] = info;
+  return info;
+}
+
 template <class S, int NMAX, int THREADS>
 __device__ SolveInfo solve_in_shared(const Args<S>& args, index_t b, char* smem, int lane) {
   using R = real_of<S>;
@@ -268,42 +316,11 @@ __device__ SolveInfo solve_in_shared(const Args<S>& args, index_t b, char* smem,
       A[i + j * ld] = R(1.5) * V[i + j * ld] - R(0.5) * sum;
     }
     v_out = A;
-  } else if (want_v) {  // unit columns: see normalise_v in jacobi_evd_registers.cuh
-    R* scale = reinterpret_cast<R*>(A);
-    for (int j = lane; j < n; j += THREADS) {
-      R norm2 = 0;
-      for (int i = 0; i < n; ++i) norm2 += abs2(V[i + j * ld]);
-      scale[j] = norm2 > R(0) ? R(1) / sqrt(norm2) : R(1);
-    }
-    g.sync();
-    for (int idx = lane; idx < n * n; idx += THREADS) {
-      const int i = idx % n, j = idx / n;
-      V[i + j * ld] = scale[j] * V[i + j * ld];
-    }
+  } else if (want_v) {
+    normalise_columns(V, ld, n, reinterpret_cast<R*>(A), g, lane);
   }
   g.sync();
-  // The eigenvalues' places in the requested order (ties keep index order).
-  for (int i = lane; i < n; i += THREADS) {
-    int r = i;
-    if (args.sort != Sort::none) {
-      r = 0;
-      for (int j = 0; j < n; ++j) {
-        const bool before = args.sort == Sort::descending ? w[j] > w[i] : w[j] < w[i];
-        r += before || (w[j] == w[i] && j < i);
-      }
-    }
-    rank[i] = r;
-    args.values[b * args.stride_values + r] = w[i];
-  }
-  g.sync();
-  if (args.vectors)
-    for (int idx = lane; idx < n * n; idx += THREADS) {
-      const int i = idx % n, j = idx / n;
-      args.vectors[b * args.stride_v + i + index_t(rank[j]) * args.ldv] = v_out[i + j * ld];
-    }
-  const SolveInfo info{sweeps, norm > R(0) ? double(off / norm) : 0.0, off <= target, false};
-  if (lane == 0) args.info[b] = info;
-  return info;
+  return write_results(args, b, w, v_out, ld, rank, sweeps, off, norm, target, g, lane);
 }
 
 // Whether a row of A and of V fits in registers: 32 complex doubles each would spill.
