@@ -102,11 +102,14 @@ TEMPLATE_TEST_CASE("gpu persistent: results equal the batched kernel's on the ha
   using T = TestType;
   const index_t n = GENERATE(1, 2, 5, 8, 13, 16, 32, 33, 64);
   const bool block_per_item = GENERATE(false, true);
+  // Also, for n <= 32, a solver sized for 64, which pads the items to 64 players (jacobi_evd_pairs.cuh).
+  const int sizing = GENERATE_COPY(filter([=](int s) { return s == 0 || n <= 32; }, values({0, 1})));
+  const int max_n = sizing == 1 ? 64 : int(n);
   std::vector<Matrix<T>> ms;
   for (EvdCase c : all_evd_cases()) ms.push_back(evd_case<T>(c, n, 2000 + std::uint64_t(n)));
   Items<T> items(ms);
   {
-    PersistentSolver<T> solver(options_for(int(n), block_per_item));
+    PersistentSolver<T> solver(options_for(max_n, block_per_item));
     std::vector<Ticket> tickets;
     for (index_t b = 0; b < items.count; ++b) tickets.push_back(*solver.submit(items.item(b)));
     for (const Ticket& t : tickets) REQUIRE(solver.wait(t) == ItemState::done);
@@ -126,14 +129,16 @@ TEMPLATE_TEST_CASE("gpu persistent: results equal the batched kernel's on the ha
                          eigstream::batch(batch_v.data(), n, n, items.count), batch_info.data(), gpu);
   for (index_t b = 0; b < items.count; ++b) {
     INFO(type_name<T>() << " n = " << n << " case " << to_string(all_evd_cases()[std::size_t(b)])
-                        << (block_per_item ? " block per item" : ""));
+                        << (block_per_item ? " block per item" : "") << " max_n = " << max_n);
     const SolveInfo& s = items.info[std::size_t(b)];
     REQUIRE(s.converged);
     // The same solve code, unless the batched kernel solved in registers and the item had a block:
     // the register solve visits the pairs in another order, which on graded, rank-deficient and
     // repeated spectra took up to two sweeps more or less (H100, 2026-11-22).
-    if (block_per_item) CHECK(std::abs(s.sweeps - batch_info[std::size_t(b)].sweeps) <= 2);
-    else CHECK(s.sweeps == batch_info[std::size_t(b)].sweeps);
+    // Padded to 64 players, a small item is solved in another order again: its sweeps are its own.
+    const bool same_order = max_n == n || n > 32;
+    if (block_per_item && same_order) CHECK(std::abs(s.sweeps - batch_info[std::size_t(b)].sweeps) <= 2);
+    else if (same_order) CHECK(s.sweeps == batch_info[std::size_t(b)].sweeps);
     const std::vector<real_t<T>> w = items.values(b);
     const double scale = std::abs(double(batch_w[std::size_t(b * n)])) + std::abs(double(batch_w[std::size_t(b * n + n - 1)]));
     for (index_t k = 0; k < n; ++k) CHECK(std::abs(double(w[std::size_t(k)] - batch_w[std::size_t(b * n + k)])) <= 2 * n * eps<T>() * scale);
