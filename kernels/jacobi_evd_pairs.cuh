@@ -32,6 +32,7 @@
 #include "device_scalar.cuh"
 #include "eigstream/detail/jacobi_rotation.hpp"
 #include "eigstream/options.hpp"
+#include "input_scaling.cuh"
 #include "jacobi_evd_solve.cuh"
 #include "thread_group.cuh"
 
@@ -159,17 +160,8 @@ __device__ SolveInfo solve_in_pairs(const Args<S>& args, index_t b, char* smem, 
   const S zero = from_real<S>(R(0));
   const S* a = args.a + b * args.stride_a;
 
-  // Pass 1: finiteness and the power of two that brings the largest entry to [1, 2).
-  bool bad = false;
-  R amax = 0;
-  for (int idx = tid; idx < n * n; idx += kThreads) {
-    const S x = a[idx % n + index_t(idx / n) * args.lda];
-    bad |= !finite(x);
-    amax = fmax(amax, max_component(x));
-  }
-  if (g.any(bad)) return write_invalid(args, b, tid, kThreads);
-  amax = g.max(amax);
-  const int exponent = amax > R(0) ? -ilogb(amax) : 0;
+  int exponent = 0;
+  if (!scan_input(a, n, n, args.lda, g, tid, exponent)) return write_invalid(args, b, tid, kThreads);
 
   // Pass 2: the scaled lower triangle into A in full Hermitian storage, zero padded; defect and norm.
   R defect2 = 0, norm2 = 0;
@@ -249,7 +241,7 @@ __device__ SolveInfo solve_in_pairs(const Args<S>& args, index_t b, char* smem, 
       const int x = player(lane, t), y = player(kNmax - 1 - lane, t);
 
       if (warp == 0) {  // the step's rotations, lane k's of pair k, and the diagonal blocks
-        const S bxy = apq[lane];  // lane k alone reads and writes pair k's entries here
+        const S bxy = apq[lane];  // lane k alone touches pair k's a_pq and diagonal entries here
         const R dx = diag[x], dy = diag[y];
         const R abs_b = sqrt(abs2(bxy));
         R c = 1, new_dx = dx, new_dy = dy;

@@ -50,7 +50,7 @@ using evd::Args;
 constexpr std::uint64_t kNone = ~std::uint64_t(0);
 
 // Threads of a consumer and of a block, per NMAX and shape (see the file comment).
-constexpr int item_block_threads(int nmax) { return nmax * nmax / 2 < 32 ? 32 : nmax * nmax / 2 > 1024 ? 1024 : nmax * nmax / 2; }
+constexpr int item_block_threads(int nmax) { return nmax * nmax / 2 < 32 ? 32 : nmax * nmax / 2; }  // NMAX <= 32
 template <int NMAX, bool BLOCK_PER_ITEM>
 inline constexpr int kConsumerThreads =
     NMAX == 64 ? evd::pairs::kThreads : BLOCK_PER_ITEM ? item_block_threads(NMAX) : 32;

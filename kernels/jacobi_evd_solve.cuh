@@ -31,6 +31,7 @@
 #include "eigstream/detail/jacobi_rotation.hpp"
 #include "eigstream/detail/round_robin.hpp"
 #include "eigstream/options.hpp"
+#include "input_scaling.cuh"
 #include "jacobi_evd_registers.cuh"
 #include "thread_group.cuh"
 
@@ -162,17 +163,8 @@ __device__ SolveInfo solve_in_shared(const Args<S>& args, index_t b, char* smem,
   const int ld = n | 1;
   const S* a = args.a + b * args.stride_a;
 
-  // Pass 1: finiteness and the power of two that brings the largest entry to [1, 2).
-  bool bad = false;
-  R amax = 0;
-  for (int idx = lane; idx < n * n; idx += THREADS) {
-    const S x = a[idx % n + index_t(idx / n) * args.lda];
-    bad |= !finite(x);
-    amax = fmax(amax, max_component(x));
-  }
-  if (g.any(bad)) return write_invalid(args, b, lane, THREADS);
-  amax = g.max(amax);
-  const int exponent = amax > R(0) ? -ilogb(amax) : 0;
+  int exponent = 0;
+  if (!scan_input(a, n, n, args.lda, g, lane, exponent)) return write_invalid(args, b, lane, THREADS);
 
   // Pass 2: the scaled lower triangle into A in full Hermitian storage; Hermitian defect and norm.
   R defect2 = 0, norm2 = 0;

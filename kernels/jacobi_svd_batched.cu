@@ -33,6 +33,7 @@
 #include "eigstream/detail/jacobi_rotation.hpp"
 #include "eigstream/detail/round_robin.hpp"
 #include "eigstream_kernels/svd_batched.hpp"
+#include "input_scaling.cuh"
 #include "thread_group.cuh"
 
 namespace eigstream::kernels {
@@ -120,17 +121,8 @@ __device__ void solve(const Args<S>& args, index_t b, char* smem, int lane) {
   const S* a = args.a + b * args.stride_a;
   const int a_rows = args.transposed ? k : rows;  // A is a_rows x (rows * k / a_rows)
 
-  // Pass 1 (coalesced down A's columns): finiteness and the scaling exponent.
-  bool bad = false;
-  R amax = 0;
-  for (int idx = lane; idx < rows * k; idx += THREADS) {
-    const S x = a[idx % a_rows + index_t(idx / a_rows) * args.lda];
-    bad |= !finite(x);
-    amax = fmax(amax, max_component(x));
-  }
-  if (g.any(bad)) return write_invalid(args, b, lane, THREADS);
-  amax = g.max(amax);
-  const int exponent = amax > R(0) ? -ilogb(amax) : 0;
+  int exponent = 0;
+  if (!scan_input(a, a_rows, rows * k / a_rows, args.lda, g, lane, exponent)) return write_invalid(args, b, lane, THREADS);
 
   // Pass 2: G = scaled A (or A^H), times W0 with a warm start; W = W0 or the identity.
   R frobenius2 = 0;

@@ -92,12 +92,11 @@ void CovarianceStage::process(Handle<Block> block) {
       estimates_[s].update({block->data() + s * channels_, n, index_t(block->samples), ld});
   if (!emits) return;
   items_for(*block, valid, items_);
-  for (auto& item : items_) {
-    if (valid) {
+  if (valid)
+    for (auto& item : items_) {
       estimates_[item->subband].covariance({item->matrix.data(), n, n, n});
       keep_samples(*block, *item);
     }
-  }
   block.reset();
   for (auto& item : items_) emit(std::move(item));
   items_.clear();
