@@ -1,6 +1,7 @@
 // pipebench: the processing stages: an in-memory source (looping over a simulated array signal) ->
-// covariance (CPU, or cuBLAS with --backend cuda/auto) -> EVD (CPU, or groups of --group on the GPU)
-// -> MVDR beam powers (CPU, or groups of --group on the GPU) -> a sink, as fast as it goes.
+// covariance (CPU, or cuBLAS with --backend cuda/auto) -> EVD (CPU, or on the GPU: groups of --group
+// per launch of the batched kernel, or --solver persistent: up to --group in flight on the persistent
+// solver) -> MVDR beam powers (CPU, or groups of --group on the GPU) -> a sink, as fast as it goes.
 //
 // 64 channels of complex float and blocks of 1024 snapshots by default; exponential forgetting; the
 // EVD warm-started (case "warm") and cold (case "cold"); MVDR over -90..90 degrees by 0.5. Each
@@ -41,6 +42,7 @@ struct Settings {
   std::string backend = "cpu";
   std::string covariance_backend, mvdr_backend;  // empty: as backend
   std::size_t group = 64;
+  std::string solver = "batched";
 };
 
 // Passes decompositions on and keeps the sum of their sweeps (read after the pipeline stopped).
@@ -74,6 +76,7 @@ json run_case(const Settings& settings, const std::vector<es::sample_t>& signal,
   decompose.warm_start = warm_start;
   decompose.options.backend = backend;
   decompose.group = settings.group;
+  decompose.gpu_solver = settings.solver == "persistent" ? es::GpuSolver::persistent : es::GpuSolver::batched;
   es::BeamformStageConfig beamform;
   beamform.geometry = eigstream::ArrayGeometry::uniform_linear(eigstream::index_t(settings.channels));
   beamform.music = false;
@@ -156,7 +159,9 @@ std::string markdown(const json& report) {
      << s["block_samples"].get<std::size_t>() << " snapshots; covariance ("
      << report["cases"]["warm"]["covariance_backend"].get<std::string>() << ", exponential, lambda "
      << s["lambda"].get<double>() << ") -> EVD (" << report["cases"]["warm"]["evd_backend"].get<std::string>()
-     << (report["cases"]["warm"]["evd_backend"] == "cuda" ? ", groups of " + std::to_string(s["group"].get<std::size_t>()) + " per launch" : std::string())
+     << (report["cases"]["warm"]["evd_backend"] != "cuda" ? std::string()
+         : s["solver"] == "persistent" ? ", persistent solver, " + std::to_string(s["group"].get<std::size_t>()) + " in flight"
+                                       : ", groups of " + std::to_string(s["group"].get<std::size_t>()) + " per launch")
      << ") -> MVDR beam powers over 361 angles (" << report["cases"]["warm"]["mvdr_backend"].get<std::string>()
      << "); queues of "
      << s["queue"].get<std::size_t>() << " blocks, block policy, " << s["seconds"].get<double>() << " s per case.\n\n"
@@ -173,7 +178,9 @@ std::string markdown(const json& report) {
   }
   md << "\nLatency: from the source's output to the sink, over the whole run. GPU time: the stream time of "
         "the GPU stages' kernels (and copies), summed over the stages, over the measured wall time (stages "
-        "on different streams may overlap).\n\nPer stage, the fraction of the wall time each was busy "
+        "on different streams may overlap)"
+     << (s["solver"] == "persistent" ? "; the persistent solver's resident kernel is not in it" : "")
+     << ".\n\nPer stage, the fraction of the wall time each was busy "
         "(in process(), less waiting for room downstream; the stage that limits the rate is near 1):\n\n"
         "| case |";
   for (const json& stage : report["cases"]["warm"]["stages"]) md << " " << stage["name"].get<std::string>() << " |";
@@ -205,7 +212,10 @@ int main(int argc, char** argv) {
       ->check(CLI::IsMember({"cpu", "auto", "cuda"}));
   app.add_option("--backend", settings.backend, "where covariance, EVD and MVDR run: cpu, auto or cuda")
       ->check(CLI::IsMember({"cpu", "auto", "cuda"}));
-  app.add_option("--group", settings.group, "GPU: covariances per EVD launch")->check(CLI::PositiveNumber);
+  app.add_option("--group", settings.group, "GPU: covariances per EVD launch, or in flight with --solver persistent")
+      ->check(CLI::PositiveNumber);
+  app.add_option("--solver", settings.solver, "GPU EVD: batched (groups per launch) or persistent (resident kernel)")
+      ->check(CLI::IsMember({"batched", "persistent"}));
   app.add_option("--channels", settings.channels, "channels (array elements)")->check(CLI::Range(2, 1024));
   app.add_option("--block", settings.block_samples, "snapshots per block")->check(CLI::PositiveNumber);
   app.add_option("--queue", settings.queue, "blocks each queue holds")->check(CLI::PositiveNumber);
@@ -244,7 +254,7 @@ int main(int argc, char** argv) {
         {"settings",
          {{"channels", settings.channels}, {"block_samples", settings.block_samples}, {"queue", settings.queue},
           {"lambda", settings.lambda}, {"seconds", settings.seconds}, {"backend", settings.backend},
-          {"group", settings.group}, {"covariance_backend", settings.covariance_backend.empty() ? settings.backend : settings.covariance_backend},
+          {"group", settings.group}, {"solver", settings.solver}, {"covariance_backend", settings.covariance_backend.empty() ? settings.backend : settings.covariance_backend},
           {"mvdr_backend", settings.mvdr_backend.empty() ? settings.backend : settings.mvdr_backend}}},
         {"cases", cases}};
     const std::string md = markdown(report);

@@ -7,7 +7,9 @@
 // newly published items and advances a per-ring `visible` count in device memory. Consumers poll
 // only `visible` and their ring's `head` in device memory, and claim position h < visible by
 // advancing head; the claimer then reads the item once from host memory. Idle, the poller sleeps up
-// to 1 us between scans and consumers up to idle_sleep_ns between polls.
+// to 1 us between scans and consumers up to idle_sleep_ns between polls. With park_after_ns set, the
+// poller stops after that long without a new item and the consumers follow once nothing is left to
+// claim: the kernel ends ("parks") until a submit launches it again.
 //
 // Thread mapping: the kernel is compiled for NMAX, the smallest of {4, 8, 16, 32, 64} holding the
 // solver's max_n, and pads smaller items, and for one of two consumer shapes:
@@ -69,14 +71,27 @@ __device__ __forceinline__ void store_release_device(std::uint64_t* p, std::uint
   asm volatile("st.release.gpu.u64 [%0], %1;" ::"l"(p), "l"(v) : "memory");
 }
 
+__device__ __forceinline__ std::uint64_t global_time_ns() {
+  std::uint64_t t;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+  return t;
+}
+
 // The poller (one warp): makes published items visible to the consumers, until a shutdown has been
-// asked for and every ticket handed out has been made visible.
+// asked for and every ticket handed out has been made visible, or (parking) until nothing has been
+// published for park_after_ns.
+//
+// Parking is the store-buffering handshake with PersistentSolver::submit: the poller stores `parked`,
+// fences, then scans the rings a last time; a submitter publishes its item, fences, then reads
+// `parked`. With both fences sequentially consistent at system scope, at least one side sees the
+// other's store: the last scan makes the item visible to this launch's consumers, or the submitter
+// launches the kernel again (after this one, on the same stream), or both, which is harmless.
 template <class T>
 __device__ void poll_rings(const PersistentEvdArgs<T>& args) {
   const int lane = threadIdx.x % 32;
-  std::uint64_t visible[2] = {0, 0};
-  unsigned sleep_ns = 0;
-  for (;;) {
+  // After a park, a new launch goes on from where the last one stopped.
+  std::uint64_t visible[2] = {load_volatile(&args.visible[0]), load_volatile(&args.visible[1])};
+  const auto scan = [&] {  // one round over both rings; whether anything became visible
     bool advanced = false;
     for (int r = 0; r < 2; ++r) {
       const Ring<T>& ring = args.rings[r];
@@ -90,19 +105,35 @@ __device__ void poll_rings(const PersistentEvdArgs<T>& args) {
       advanced = true;
       if (lane == 0) store_release_device(&args.visible[r], visible[r]);
     }
-    if (advanced) {
+    return advanced;
+  };
+  unsigned sleep_ns = 0;
+  std::uint64_t last_published = global_time_ns();
+  for (;;) {
+    if (scan()) {
       sleep_ns = 0;
+      if (args.park_after_ns) last_published = global_time_ns();
       continue;
     }
     // Host submits are all published before the run state changes; device code must have stopped.
     if (*reinterpret_cast<const volatile int*>(args.run_state) != cuda::detail::kRunning &&
-        visible[0] >= load_acquire_system(args.rings[0].tail) && visible[1] >= load_volatile(args.rings[1].tail)) {
-      if (lane == 0) store_release_device(args.poller_done, 1);
-      return;
+        visible[0] >= load_acquire_system(args.rings[0].tail) && visible[1] >= load_volatile(args.rings[1].tail))
+      break;
+    if (args.park_after_ns && global_time_ns() - last_published >= args.park_after_ns) {
+      if (lane == 0) {
+        store_release_system(args.parked, 1);
+        asm volatile("fence.sc.sys;" ::: "memory");
+      }
+      __syncwarp();
+      asm volatile("fence.sc.sys;" ::: "memory");
+      while (scan()) {
+      }
+      break;
     }
     sleep_ns = min(max(2 * sleep_ns, 64u), 1000u);
     __nanosleep(sleep_ns);
   }
+  if (lane == 0) store_release_device(args.poller_done, 1);
 }
 
 // Claims the oldest visible item of ring r: its position, or kNone when there is none.
@@ -196,7 +227,11 @@ __global__ void __launch_bounds__(kBlockThreads<NMAX, BLOCK_PER_ITEM>) persisten
   __shared__ std::uint64_t claimed_all[kConsumers];
   __shared__ int ring_all[kConsumers], stop_all[kConsumers];
   ConsumerCounters& counters = args.counters[(blockIdx.x - 1) * kConsumers + group];
-  ConsumerCounters totals{0, 0, 0};
+  ConsumerCounters totals;  // what this consumer's launches before (parking) counted
+  {
+    const volatile ConsumerCounters& before = counters;
+    totals = {before.completed, before.failed, before.cancelled};
+  }
   unsigned sleep_ns = 0;
 
   for (;;) {
@@ -209,8 +244,9 @@ __global__ void __launch_bounds__(kBlockThreads<NMAX, BLOCK_PER_ITEM>) persisten
       if (claimed != kNone) *item = args.rings[ring].slots[claimed & (args.rings[ring].capacity - 1)].item;
       claimed_all[group] = claimed;
       ring_all[group] = ring;
-      // Stop when told to and nothing is left (a cancelling shutdown claims the rest unsolved).
-      stop_all[group] = claimed == kNone && run_state != cuda::detail::kRunning && drained(args);
+      // Stop when the poller has stopped (shutdown or park) and nothing is left; a cancelling
+      // shutdown claims the rest unsolved.
+      stop_all[group] = claimed == kNone && drained(args);
       stop_all[group] |= run_state == cuda::detail::kCancel ? 2 : 0;
     }
     g.sync();

@@ -8,6 +8,7 @@
 #include <atomic>
 #include <chrono>
 #include <complex>
+#include <mutex>
 #include <sstream>
 #include <thread>
 
@@ -66,6 +67,7 @@ struct PersistentSolver<T>::State {
   cudaStream_t control = nullptr;  // copies to and from the kernel's control words
   detail::RingSlot<T>* slots = nullptr;  // host view: [0, capacity) host ring, [capacity, 2 capacity) device ring
   std::uint64_t* host_tail = nullptr;    // mapped: the host ring's ticket counter
+  std::uint64_t* parked = nullptr;       // mapped: set by the kernel when it parks, cleared by wake()
   detail::ConsumerCounters* counters = nullptr;  // mapped, one per consumer
   // Device memory: [0, 1] the rings' heads, [2] the device ring's tail, [3, 4] the rings' visible
   // counts, [5] the poller's done flag.
@@ -73,6 +75,9 @@ struct PersistentSolver<T>::State {
   int* run_state = nullptr;                      // device memory
   T* staging = nullptr;                          // device memory: each consumer's copies of its item
   kernels::PersistentEvdArgs<T> args{};
+  int blocks = 0;                                // of consumers, per launch
+  std::mutex launch_mutex;                       // one wake at a time
+  std::atomic<std::uint64_t> launches{0};
   std::atomic<bool> accepting{true};
   std::atomic<int> submitting{0};
   std::atomic<bool> stopped{false};
@@ -82,6 +87,7 @@ struct PersistentSolver<T>::State {
     if (control) cudaStreamDestroy(control);
     cudaFreeHost(slots);
     cudaFreeHost(host_tail);
+    cudaFreeHost(parked);
     cudaFreeHost(counters);
     cudaFree(device_words);
     cudaFree(run_state);
@@ -92,13 +98,31 @@ struct PersistentSolver<T>::State {
     return slots[(t.from_device ? capacity : 0) + (t.position & (capacity - 1))];
   }
 
-  // Throws when the kernel has failed, or has ended although `must_run`.
-  void check_kernel(bool must_run, const char* op) const {
+  // Throws when the kernel has failed, or has ended although it should run (it never parks).
+  void check_kernel(bool should_run, const char* op) const {
     const cudaError_t status = cudaStreamQuery(stream);
     if (status == cudaErrorNotReady) return;
     if (status != cudaSuccess)
       throw Error(ErrorCode::cuda, std::string(op) + ": the persistent kernel failed: " + cudaGetErrorString(status));
-    if (must_run) throw Error(ErrorCode::cuda, std::string(op) + ": the persistent kernel has stopped");
+    if (should_run && args.park_after_ns == 0)
+      throw Error(ErrorCode::cuda, std::string(op) + ": the persistent kernel has stopped");
+  }
+
+  void launch(const char* op) {
+    check_cuda(cudaMemsetAsync(args.poller_done, 0, sizeof(std::uint64_t), stream), op);
+    check_cuda(kernels::launch_persistent_evd(args, blocks, stream), op);
+    ++launches;
+  }
+
+  // After a publish: launches the kernel again if it has parked. The other half of the handshake in
+  // the kernel's poller (kernels/jacobi_evd_persistent.cu): publish, fence, read `parked`.
+  void wake(const char* op) {
+    std::atomic_thread_fence(std::memory_order_seq_cst);
+    if (__atomic_load_n(parked, __ATOMIC_ACQUIRE) == 0) return;
+    std::lock_guard<std::mutex> lock(launch_mutex);
+    if (__atomic_load_n(parked, __ATOMIC_ACQUIRE) == 0) return;  // another submit woke it
+    __atomic_store_n(parked, 0, __ATOMIC_RELEASE);
+    launch(op);  // runs once the parked launch has ended: same stream
   }
 };
 
@@ -116,6 +140,8 @@ PersistentSolver<T>::PersistentSolver(const PersistentOptions& options) : state_
   if (options.idle_sleep_ns < 32 || options.idle_sleep_ns > 1000000)
     invalid(std::string(op) + ": idle_sleep_ns must be in [32, 1000000], not " + std::to_string(options.idle_sleep_ns));
   if (options.sms < 0 || options.blocks_per_sm < 0) invalid(std::string(op) + ": sms and blocks_per_sm must be >= 0");
+  if (options.park_after_us < 0 || options.park_after_us > 10000000)
+    invalid(std::string(op) + ": park_after_us must be in [0, 10000000], not " + std::to_string(options.park_after_us));
   if (!device_available()) throw Error(ErrorCode::cuda, std::string(op) + ": no CUDA device is present");
 
   // Every kernel this library may launch while a solver is resident, loaded once per process before
@@ -138,14 +164,15 @@ PersistentSolver<T>::PersistentSolver(const PersistentOptions& options) : state_
   if (blocks_per_sm > shape.blocks_per_sm)
     invalid(std::string(op) + ": blocks_per_sm = " + std::to_string(blocks_per_sm) + " but at most " +
             std::to_string(shape.blocks_per_sm) + " fit for max_n = " + std::to_string(options.max_n));
-  const int blocks = sms * blocks_per_sm;
-  s.consumers = blocks * shape.consumers_per_block;
+  s.blocks = sms * blocks_per_sm;
+  s.consumers = s.blocks * shape.consumers_per_block;
 
   s.capacity = 1;
   while (s.capacity < options.capacity) s.capacity *= 2;
   s.slots = mapped_alloc<detail::RingSlot<T>>(std::size_t(2 * s.capacity), "PersistentSolver: ring memory");
   for (std::uint64_t i = 0; i < 2 * s.capacity; ++i) s.slots[i].state = i & (s.capacity - 1);
   s.host_tail = mapped_alloc<std::uint64_t>(1, "PersistentSolver: ring memory");
+  s.parked = mapped_alloc<std::uint64_t>(1, "PersistentSolver: ring memory");
   s.counters = mapped_alloc<detail::ConsumerCounters>(std::size_t(s.consumers), "PersistentSolver: counters");
   check_cuda(cudaMalloc(reinterpret_cast<void**>(&s.device_words), 6 * sizeof(std::uint64_t)), op);
   check_cuda(cudaMalloc(reinterpret_cast<void**>(&s.run_state), sizeof(int)), op);
@@ -165,6 +192,8 @@ PersistentSolver<T>::PersistentSolver(const PersistentOptions& options) : state_
   a.run_state = s.run_state;
   a.visible = s.device_words + 3;
   a.poller_done = s.device_words + 5;
+  a.parked = device_pointer(s.parked, op);
+  a.park_after_ns = std::uint64_t(options.park_after_us) * 1000;
   a.staging = s.staging;
   a.staging_stride = shape.staging_stride;
   a.counters = device_pointer(s.counters, op);
@@ -175,7 +204,7 @@ PersistentSolver<T>::PersistentSolver(const PersistentOptions& options) : state_
   a.max_sweeps = options.solve.max_sweeps;
   a.sort = options.solve.sort;
   a.idle_sleep_ns = options.idle_sleep_ns;
-  check_cuda(kernels::launch_persistent_evd(a, blocks, s.stream), "PersistentSolver: kernel launch");
+  s.launch("PersistentSolver: kernel launch");
 }
 
 template <class T>
@@ -217,6 +246,7 @@ std::optional<Ticket> PersistentSolver<T>::submit(const EvdItem<T>& item, Submit
       if (__atomic_compare_exchange_n(s.host_tail, &t, t + 1, true, __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {
         slot.item = item;
         store_release(&slot.state, t + 1);
+        if (s.args.park_after_ns) s.wake(op);
         return Ticket{t, false};
       }
       continue;  // t now holds the current tail
@@ -267,6 +297,8 @@ void PersistentSolver<T>::stream_wait(const Ticket& ticket, cudaStream_t stream)
 
 template <class T>
 DeviceQueue<T> PersistentSolver<T>::device_queue() const {
+  if (state_->args.park_after_ns)
+    invalid("PersistentSolver::device_queue: the solver parks (park_after_us > 0), and device code cannot wake it");
   return {state_->args.rings[1], state_->args.run_state};
 }
 
@@ -279,6 +311,7 @@ PersistentCounters PersistentSolver<T>::counters() const {
   check_cuda(cudaStreamSynchronize(s.control), "PersistentSolver::counters");
   PersistentCounters c;
   c.submitted = __atomic_load_n(s.host_tail, __ATOMIC_RELAXED) + device_tail;
+  c.launches = s.launches;
   for (int i = 0; i < s.consumers; ++i) {
     const volatile detail::ConsumerCounters& k = s.counters[i];
     c.completed += k.completed;

@@ -13,9 +13,11 @@
 #if defined(EIGSTREAM_HAVE_CUDA)
 #include "eigstream/cuda.hpp"
 #include "gpu_evd_group.hpp"
+#include "persistent_evd_stream.hpp"
 #else
 namespace eigstream::streaming {
-class GpuEvdGroup {};  // CPU-only builds never make one
+class GpuEvdGroup {};  // CPU-only builds never make these
+class PersistentEvdStream {};
 }  // namespace eigstream::streaming
 #endif
 
@@ -59,15 +61,23 @@ void DecomposeStage::configure(StageContext& context) {
       throw Error(ErrorCode::cuda, "streaming: decompose stage '" + name() + "': the GPU SVD takes blocks of up to " +
                                        std::to_string(cuda::max_svd_rows()) + " snapshots, not " +
                                        std::to_string(config_.block_samples) + "; use backend cpu");
-    gpu_ = std::make_unique<GpuEvdGroup>(config_.channels, config_.group, config_.options, svd ? config_.block_samples : 0,
-                                         config_.subbands);
+    if (config_.gpu_solver == GpuSolver::persistent) {
+      if (svd)
+        throw Error(ErrorCode::invalid_argument, "streaming: decompose stage '" + name() +
+                                                     "': the persistent solver decomposes covariances, not blocks "
+                                                     "(block_svd): use gpu_solver batched");
+      persistent_ = std::make_unique<PersistentEvdStream>(config_.channels, config_.group, config_.options);
+    } else {
+      gpu_ = std::make_unique<GpuEvdGroup>(config_.channels, config_.group, config_.options,
+                                           svd ? config_.block_samples : 0, config_.subbands);
+      pending_.reserve(config_.group);
+      pending_slots_.reserve(config_.group);
+      last_good_.reserve(config_.subbands);
+    }
     items += config_.group;  // a group waits here while the items in flight downstream are held
-    pending_.reserve(config_.group);
-    pending_slots_.reserve(config_.group);
-    last_good_.reserve(config_.subbands);
   }
 #endif
-  if (backend_ == Backend::cpu) {
+  if (backend_ == Backend::cpu || persistent_) {
     warm_.resize(config_.subbands * config_.channels * config_.channels);
     have_warm_.assign(config_.subbands, 0);
     singular_values_.resize(config_.channels);
@@ -131,12 +141,16 @@ void DecomposeStage::solve_on_cpu(const CovarianceItem& covariance, Decompositio
   } else {
     item.info = evd(covariance.covariance(), item.values.data(), vectors, config_.options, warm);
   }
+  keep_as_warm_start(item);
+}
+
+void DecomposeStage::keep_as_warm_start(DecompositionItem& item) {
   if (item.info.invalid_input || !item.info.converged) {
     item.stamp.flags |= item_skipped;
     count_malformed();
   } else if (config_.warm_start) {
-    std::copy(item.vectors.begin(), item.vectors.end(), subband_warm);
-    have_warm_[covariance.subband] = 1;
+    std::copy(item.vectors.begin(), item.vectors.end(), warm_.begin() + std::ptrdiff_t(item.subband * item.vectors.size()));
+    have_warm_[item.subband] = 1;
   }
 }
 
@@ -154,6 +168,19 @@ void DecomposeStage::process(Handle<CovarianceItem> covariance) {
     return;
   }
 #if defined(EIGSTREAM_HAVE_CUDA)
+  if (persistent_) {
+    if (use) {
+      while (persistent_->full()) emit_solved(true);
+      const bool warm = config_.warm_start && have_warm_[covariance->subband];
+      item->warm_started = warm;
+      persistent_->submit(covariance->matrix.data(),
+                          warm ? warm_.data() + covariance->subband * config_.channels * config_.channels : nullptr);
+    }
+    covariance.reset();
+    in_flight_.push_back({std::move(item), use});
+    emit_solved(false);
+    return;
+  }
   const bool svd = config_.method == DecomposeMethod::block_svd;
   // One launch solves blocks of one length: a block of another starts a new group.
   if (use && svd && covariance->snapshots != pending_snapshots_) {
@@ -178,6 +205,29 @@ void DecomposeStage::process(Handle<CovarianceItem> covariance) {
 
 void DecomposeStage::flush() {
   if (!pending_.empty()) solve_group();
+  while (!in_flight_.empty()) emit_solved(true);
+}
+
+void DecomposeStage::emit_solved(bool wait) {
+#if defined(EIGSTREAM_HAVE_CUDA)
+  while (!in_flight_.empty()) {
+    InFlight& front = in_flight_.front();
+    if (front.submitted) {
+      if (!wait && !persistent_->oldest_done()) return;
+      const PersistentEvdStream::Result result = persistent_->collect();
+      DecompositionItem& item = *front.item;
+      item.info = result.info;
+      std::copy_n(result.values, config_.channels, item.values.begin());
+      std::copy_n(result.vectors, item.vectors.size(), item.vectors.begin());
+      keep_as_warm_start(item);
+      wait = false;
+    }
+    emit(std::move(front.item));
+    in_flight_.pop_front();
+  }
+#else
+  (void)wait;
+#endif
 }
 
 void DecomposeStage::solve_group() {

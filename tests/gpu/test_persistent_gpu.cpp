@@ -1,18 +1,26 @@
 // The persistent solver (eigstream/persistent.hpp) against the batched kernel and the LAPACK oracle:
 // equal results, concurrent host submitters, a full ring, shutdown with items in flight, a NaN item
-// among good ones, submission from device code and stream ordering. Runs only with a CUDA device.
+// among good ones, submission from device code, stream ordering, and parking (the device idles while
+// the solver is parked, and a submit wakes it). Runs only with a CUDA device.
 #include <catch2/catch.hpp>
 
 #include <atomic>
 #include <chrono>
 #include <cmath>
 #include <complex>
+#include <condition_variable>
+#include <cstdio>
+#include <cstdlib>
 #include <limits>
+#include <mutex>
+#include <random>
+#include <string>
 #include <thread>
 #include <vector>
 
 #include "eigstream/cuda.hpp"
 #include "eigstream/persistent.hpp"
+#include "first_launch.hpp"
 #include "oracle.hpp"
 #include "persistent_producer.hpp"
 
@@ -87,6 +95,34 @@ PersistentOptions options_for(int max_n, bool block_per_item = false) {
   o.block_per_item = block_per_item;
   return o;
 }
+
+// Ends the test program, saying what hung, if it is still alive after `limit`: for steps whose
+// failure is a hang.
+class Watchdog {
+ public:
+  Watchdog(std::chrono::seconds limit, std::string what)
+      : thread_([this, limit, what] {
+          std::unique_lock<std::mutex> lock(mutex_);
+          if (!done_changed_.wait_for(lock, limit, [this] { return done_; })) {
+            std::fprintf(stderr, "FAILED: %s did not finish within %lld s\n", what.c_str(), (long long)limit.count());
+            std::_Exit(1);
+          }
+        }) {}
+  ~Watchdog() {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      done_ = true;
+    }
+    done_changed_.notify_one();
+    thread_.join();
+  }
+
+ private:
+  std::mutex mutex_;
+  std::condition_variable done_changed_;
+  bool done_ = false;
+  std::thread thread_;  // last: starts once the rest is built
+};
 
 template <class T>
 std::vector<Matrix<T>> covariances(index_t n, index_t count, std::uint64_t seed) {
@@ -306,7 +342,9 @@ TEST_CASE("gpu persistent: device code submits after a kernel on another stream"
   Pinned<EvdItem<T>> its{static_cast<std::size_t>(count)};
   for (index_t b = 0; b < count; ++b) its[std::size_t(b)] = items.item(b);
   REQUIRE(preload_producer() == cudaSuccess);
-  PersistentSolver<T> solver(options_for(16));
+  PersistentOptions o = options_for(16);
+  o.park_after_us = 0;  // device code cannot wake a parked kernel
+  PersistentSolver<T> solver(o);
   cudaStream_t stream;
   REQUIRE(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking) == cudaSuccess);
   // A kernel on `stream` builds each matrix as diag(1..n) + 0.5 * (ones), then one thread submits it.
@@ -350,6 +388,80 @@ TEST_CASE("gpu persistent: stream_wait orders later stream work after the item",
   cudaStreamDestroy(stream);
 }
 
+// Parked, the kernel has ended: a call that waits for an idle device, here the first launch of a
+// kernel never loaded (lazy module loading), completes; the next submit launches the kernel again.
+TEST_CASE("gpu persistent: a parked solver lets the device idle and wakes on the next submit", "[gpu][persistent]") {
+  using T = std::complex<float>;
+  const index_t n = 8;
+  const std::vector<Matrix<T>> ms = covariances<T>(n, 2, 1700);
+  Items<T> items(ms);
+  PersistentOptions o = options_for(8);
+  o.sms = 2;
+  o.park_after_us = 200;
+  PersistentSolver<T> solver(o);
+  REQUIRE(solver.wait(*solver.submit(items.item(0))) == ItemState::done);
+  {
+    const Watchdog watchdog(std::chrono::seconds(60), "the first launch of a kernel beside a parking solver");
+    int echoed = 0;
+    REQUIRE(first_launch_round_trip(17, &echoed) == cudaSuccess);
+    CHECK(echoed == 17);
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));  // parked by now, 100 times over
+  CHECK(solver.counters().launches == 1);
+  REQUIRE(solver.wait(*solver.submit(items.item(1))) == ItemState::done);
+  CHECK(solver.counters().launches == 2);
+  for (index_t b = 0; b < 2; ++b) {
+    const Matrix<T> v = items.vectors(b);
+    check_evd(ms[std::size_t(b)], items.values(b), &v, reference_eigenvalues(ms[std::size_t(b)]),
+              eigstream::Sort::descending, "gpu persistent parked");
+  }
+  REQUIRE_THROWS_MATCHES(solver.device_queue(), Error, Catch::Predicate<Error>([](const Error& e) {
+    return e.code() == ErrorCode::invalid_argument && std::string(e.what()).find("parks") != std::string::npos;
+  }, "invalid_argument: a parking solver has no device queue"));
+}
+
+// Bursts from four threads with pauses longer than park_after_us: the kernel parks and is woken many
+// times, often by two threads at once, and races its last scan against submits. Every item is solved.
+TEST_CASE("gpu persistent: parking between bursts from several threads loses no item", "[gpu][persistent]") {
+  using T = std::complex<float>;
+  const index_t n = 16, bursts = 20, burst = 8;
+  const int threads = 4;
+  const index_t per_thread = bursts * burst;
+  const std::vector<Matrix<T>> ms = covariances<T>(n, per_thread * threads, 2100);
+  Items<T> items(ms);
+  PersistentOptions o = options_for(16);
+  o.sms = 4;
+  o.park_after_us = 20;
+  PersistentSolver<T> solver(o);
+  std::atomic<int> wrong_state{0};
+  std::vector<std::thread> pool;
+  for (int t = 0; t < threads; ++t)
+    pool.emplace_back([&, t] {
+      std::mt19937 random{unsigned(t)};
+      std::uniform_int_distribution<int> pause_us(0, 300);
+      for (index_t k = 0; k < bursts; ++k) {
+        std::vector<Ticket> tickets;
+        for (index_t i = 0; i < burst; ++i) tickets.push_back(*solver.submit(items.item(t * per_thread + k * burst + i)));
+        for (const Ticket& ticket : tickets) wrong_state += solver.wait(ticket) != ItemState::done;
+        std::this_thread::sleep_for(std::chrono::microseconds(pause_us(random)));
+      }
+    });
+  for (auto& th : pool) th.join();
+  CHECK(wrong_state == 0);
+  const auto c = solver.counters();
+  CHECK(c.completed == std::uint64_t(threads * per_thread));
+  CHECK(c.launches > 1);
+  INFO("launches " << c.launches);
+  for (index_t b = 0; b < items.count; ++b) {
+    INFO("item " << b);
+    REQUIRE(items.info[std::size_t(b)].converged);
+    if (b % 13 != 0) continue;
+    const Matrix<T> v = items.vectors(b);
+    check_evd(ms[std::size_t(b)], items.values(b), &v, reference_eigenvalues(ms[std::size_t(b)]),
+              eigstream::Sort::descending, "gpu persistent parking threads");
+  }
+}
+
 TEST_CASE("gpu persistent: bad items and options are refused clearly", "[gpu][persistent]") {
   using T = float;
   auto refused = [](auto&& call, const char* text) {
@@ -362,6 +474,9 @@ TEST_CASE("gpu persistent: bad items and options are refused clearly", "[gpu][pe
   bad = options_for(8);
   bad.blocks_per_sm = 1000;
   refused([&] { PersistentSolver<T> s(bad); }, "blocks_per_sm");
+  bad = options_for(8);
+  bad.park_after_us = -1;
+  refused([&] { PersistentSolver<T> s(bad); }, "park_after_us");
   Items<T> items(covariances<T>(9, 1, 3));
   {  // one resident solver at a time: a second one's pinned allocations would wait for the first
     PersistentSolver<T> solver(options_for(8));
@@ -388,3 +503,4 @@ TEST_CASE("gpu persistent: a kernel fault surfaces as an error on the next call"
     return e.code() == ErrorCode::cuda && std::string(e.what()).find("persistent kernel failed") != std::string::npos;
   }, "cuda error naming the kernel failure"));
 }
+

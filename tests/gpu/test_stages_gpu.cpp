@@ -1,8 +1,8 @@
 // The stages' GPU paths against their CPU paths on the same streams: the covariance kept by cuBLAS
 // (exponential and sliding window, subbands: entries, effective snapshots, loading, a NaN block), and
-// the decompose stage's groups per launch of the batched EVD kernel or of the SVD kernel (eigenvalues
-// and principal eigenvectors, skipped NaN blocks, a partial last group, orthonormality over 100000
-// warm-started updates, subbands). Label gpu.
+// the decompose stage's groups per launch of the batched EVD kernel or of the SVD kernel, and its
+// covariances through the persistent solver (eigenvalues and principal eigenvectors, skipped NaN
+// blocks, a partial last group, orthonormality over 100000 warm-started updates, subbands). Label gpu.
 #include <catch2/catch.hpp>
 
 #include <algorithm>
@@ -40,10 +40,13 @@ struct Result {
   std::vector<cfloat> vectors;
 };
 
+const char* name(es::GpuSolver solver) { return solver == es::GpuSolver::persistent ? "persistent" : "batched"; }
+
 // source -> covariance (exponential, lambda 0.9) -> decompose (the backend asked for) -> results.
 std::vector<Result> decompose(const std::vector<sample_t>& samples, std::size_t channels, std::size_t block,
                               eigstream::Backend backend, std::size_t group, eigstream::Backend* used = nullptr,
-                              es::DecomposeMethod method = es::DecomposeMethod::covariance_evd) {
+                              es::DecomposeMethod method = es::DecomposeMethod::covariance_evd,
+                              es::GpuSolver solver = es::GpuSolver::batched) {
   es::Pipeline pipeline;
   auto& source = pipeline.add<es::ReaderSource>(
       "source", std::make_unique<es::MemoryReader>(samples.data(), samples.size() / channels, channels),
@@ -56,6 +59,7 @@ std::vector<Result> decompose(const std::vector<sample_t>& samples, std::size_t 
   dc.options.backend = backend;
   dc.group = group;
   dc.method = method;
+  dc.gpu_solver = solver;
   if (method == es::DecomposeMethod::block_svd) {
     cc.keep_samples = true;
     cc.block_samples = dc.block_samples = block;
@@ -107,18 +111,30 @@ void check_agree(const std::vector<Result>& cpu, const std::vector<Result>& gpu,
 TEST_CASE("gpu stages: GPU and CPU decompositions of one stream agree, the last partial group included",
           "[gpu][stages]") {
   const std::size_t n = 8, block = 64, blocks = 300, group = 16;  // 300 = 18 groups of 16 + 12
+  const es::GpuSolver solver = GENERATE(es::GpuSolver::batched, es::GpuSolver::persistent);
+  INFO(name(solver));
   const auto samples = array_samples(n, block * blocks, 3);
   eigstream::Backend used = eigstream::Backend::cpu;
   const auto cpu = decompose(samples, n, block, eigstream::Backend::cpu, group);
-  const auto gpu = decompose(samples, n, block, eigstream::Backend::cuda, group, &used);
+  const auto gpu = decompose(samples, n, block, eigstream::Backend::cuda, group, &used,
+                             es::DecomposeMethod::covariance_evd, solver);
   CHECK(used == eigstream::Backend::cuda);
   REQUIRE(gpu.size() == blocks);
   check_agree(cpu, gpu, n);
-  // The first group starts cold, every later one from the group before.
-  for (std::size_t b = 0; b < blocks; ++b) CHECK(gpu[b].warm_started == (b >= group));
+  // Batched: the first group starts cold, every later one from the group before. Persistent: items
+  // start cold until the first result is back, at most a group of them.
+  std::size_t cold_items = 0;
+  for (std::size_t b = 0; b < blocks; ++b) {
+    INFO("block " << b);
+    if (solver == es::GpuSolver::batched) CHECK(gpu[b].warm_started == (b >= group));
+    if (b > 0) CHECK(gpu[b].warm_started >= gpu[b - 1].warm_started);  // warm once, warm from then on
+    cold_items += !gpu[b].warm_started;
+  }
+  CHECK(cold_items >= 1);
+  CHECK(cold_items <= group);
   double cold = 0, warm = 0;
-  for (std::size_t b = 0; b < blocks; ++b) (b < group ? cold : warm) += gpu[b].sweeps;
-  CHECK(warm / double(blocks - group) < cold / double(group));
+  for (std::size_t b = 0; b < blocks; ++b) (gpu[b].warm_started ? warm : cold) += gpu[b].sweeps;
+  CHECK(warm / double(blocks - cold_items) < cold / double(cold_items));
   // auto picks the GPU when there is one.
   decompose(samples, n, block, eigstream::Backend::automatic, group, &used);
   CHECK(used == eigstream::Backend::cuda);
@@ -142,10 +158,13 @@ TEST_CASE("gpu stages: GPU and CPU SVDs of each block agree, a shorter last bloc
 
 TEST_CASE("gpu stages: a block with a NaN sample is skipped and never becomes the warm start", "[gpu][stages]") {
   const std::size_t n = 8, block = 64, blocks = 100, group = 8;
+  const es::GpuSolver solver = GENERATE(es::GpuSolver::batched, es::GpuSolver::persistent);
+  INFO(name(solver));
   auto samples = array_samples(n, block * blocks, 4);
   samples[(40 * block + 5) * n + 3] = sample_t(std::numeric_limits<float>::quiet_NaN(), 0);  // block 40
   const auto cpu = decompose(samples, n, block, eigstream::Backend::cpu, group);
-  const auto gpu = decompose(samples, n, block, eigstream::Backend::cuda, group);
+  const auto gpu = decompose(samples, n, block, eigstream::Backend::cuda, group, nullptr,
+                             es::DecomposeMethod::covariance_evd, solver);
   REQUIRE(gpu.size() == blocks);
   CHECK(gpu[40].skipped);
   check_agree(cpu, gpu, n);
@@ -155,11 +174,13 @@ TEST_CASE("gpu stages: a block with a NaN sample is skipped and never becomes th
 // eigenvectors orthonormal, both for the EVD of the covariance and for the block SVD: the kernels
 // apply one Newton-Schulz step to a warm-started result.
 TEST_CASE("gpu stages: eigenvectors stay orthonormal over 100000 warm-started updates in float", "[gpu][stages]") {
-  const es::DecomposeMethod method = GENERATE(es::DecomposeMethod::covariance_evd, es::DecomposeMethod::block_svd);
-  INFO((method == es::DecomposeMethod::block_svd ? "block SVD" : "covariance EVD"));
+  const int path = GENERATE(0, 1, 2);  // covariance EVD batched and persistent, block SVD batched
+  const es::DecomposeMethod method = path == 2 ? es::DecomposeMethod::block_svd : es::DecomposeMethod::covariance_evd;
+  const es::GpuSolver solver = path == 1 ? es::GpuSolver::persistent : es::GpuSolver::batched;
+  INFO((method == es::DecomposeMethod::block_svd ? "block SVD, " : "covariance EVD, ") << name(solver));
   const std::size_t n = 4, block = 4, blocks = 100000, group = 32;
   const auto samples = array_samples(n, block * blocks, 5);
-  const auto gpu = decompose(samples, n, block, eigstream::Backend::cuda, group, nullptr, method);
+  const auto gpu = decompose(samples, n, block, eigstream::Backend::cuda, group, nullptr, method, solver);
   REQUIRE(gpu.size() == blocks);
   double worst = 0, worst_last = 0;
   std::size_t warm = 0;
@@ -171,7 +192,10 @@ TEST_CASE("gpu stages: eigenvectors stay orthonormal over 100000 warm-started up
     warm += gpu[b].warm_started;
   }
   INFO("worst ||V^H V - I||_F " << worst << ", over the last 1000 " << worst_last);
-  CHECK(warm == blocks - group);
+  if (solver == es::GpuSolver::batched)
+    CHECK(warm == blocks - group);
+  else
+    CHECK(warm >= blocks - group);  // cold until the first result is back
   const double bound = 4 * n * std::numeric_limits<float>::epsilon();
   CHECK(worst <= bound);
   CHECK(worst_last <= bound);
@@ -287,7 +311,8 @@ TEST_CASE("gpu stages: subbands: covariances and decompositions equal the CPU's"
   // One wide array, cut in three; 40 blocks of 300 and a last of 70 (one chunk after three).
   const auto samples = array_samples(subbands * n, block * (blocks - 1) + 70, 12);
   for (const eigstream::index_t window : {0, 4}) {
-    auto run = [&](eigstream::Backend backend, std::vector<es::CovarianceItem>& covs, std::vector<Result>& decs) {
+    auto run = [&](eigstream::Backend backend, std::vector<es::CovarianceItem>& covs, std::vector<Result>& decs,
+                   es::GpuSolver solver = es::GpuSolver::batched) {
       es::Pipeline pipeline;
       auto& source = pipeline.add<es::ReaderSource>(
           "source", std::make_unique<es::MemoryReader>(samples.data(), samples.size() / (subbands * n), subbands * n),
@@ -315,6 +340,7 @@ TEST_CASE("gpu stages: subbands: covariances and decompositions equal the CPU's"
       dc.subbands = subbands;
       dc.options.backend = backend;
       dc.group = group;
+      dc.gpu_solver = solver;
       decs.clear();
       es::Pipeline second;
       auto& again = second.add<es::ReaderSource>(
@@ -350,5 +376,13 @@ TEST_CASE("gpu stages: subbands: covariances and decompositions equal the CPU's"
     }
     check_agree(cpu_decs, gpu_decs, n);
     for (std::size_t i = 0; i < gpu_decs.size(); ++i) CHECK(gpu_decs[i].warm_started == (i >= group));
+    // The persistent solver: each subband warm once its first result is back, and from then on.
+    std::vector<Result> persistent_decs;
+    gpu_covs.clear();
+    run(eigstream::Backend::cuda, gpu_covs, persistent_decs, es::GpuSolver::persistent);
+    check_agree(cpu_decs, persistent_decs, n);
+    for (std::size_t i = subbands; i < persistent_decs.size(); ++i)
+      CHECK(persistent_decs[i].warm_started >= persistent_decs[i - subbands].warm_started);
+    CHECK(persistent_decs.back().warm_started);
   }
 }

@@ -19,6 +19,8 @@ struct PersistentEvdArgs {
   const int* run_state;                      // device memory: cuda::detail::RunState
   std::uint64_t* visible;                    // device memory, per ring: positions published so far
   std::uint64_t* poller_done;                // device memory: nonzero once the poller has stopped
+  std::uint64_t* parked;                     // mapped host memory: set when the poller parks
+  std::uint64_t park_after_ns = 0;           // 0: never park
   T* staging;                                // device memory: staging_stride scalars per consumer
   std::size_t staging_stride;
   cuda::detail::ConsumerCounters* counters;  // mapped host memory, one per consumer

@@ -8,21 +8,26 @@
 //   auto ticket = solver.submit(item);      // item: device-accessible pointers, see EvdItem
 //   solver.wait(*ticket);                   // or poll(), or stream_wait() to order stream work after it
 //
-// The kernel holds the SMs it occupies for the solver's lifetime: size it with
-// PersistentOptions::sms and blocks_per_sm (plus one block that polls the rings). Idle, one warp
-// reads host memory about once a microsecond, and each consumer polls device memory with a
-// back-off doubling up to idle_sleep_ns.
+// The kernel holds the SMs it occupies while it runs: size it with PersistentOptions::sms and
+// blocks_per_sm (plus one block that polls the rings). Idle, one warp reads host memory about once a
+// microsecond, and each consumer polls device memory with a back-off doubling up to idle_sleep_ns.
 //
-// While the kernel is resident the device never idles, so nothing may wait for the whole device:
-//  - no cudaDeviceSynchronize, cudaMalloc, cudaHostAlloc, cudaFree or cudaFreeHost, nor work on the
-//    legacy default stream (CUDA serialises them against running kernels): allocate before the
-//    solver starts (or with cudaMallocAsync), free after it stops, and synchronise streams or
-//    events. So also: one resident solver at a time per device (each allocates pinned memory);
-//  - with lazy module loading (CUDA's default since 12.2), the first launch of any kernel waits for
-//    the device: load the kernels that run alongside the solver before constructing it
-//    (cudaFuncGetAttributes on each, or CUDA_MODULE_LOADING=EAGER in the environment). The first
-//    solver loads eigstream's own kernels (persistent and batched), so several solvers and
-//    eigstream::cuda::evd_batched can run together.
+// While the kernel runs the device never idles, and some CUDA calls wait for an idle device:
+// cudaDeviceSynchronize, cudaMalloc, cudaHostAlloc, cudaFree, cudaFreeHost, work on the legacy
+// default stream, and, with lazy module loading (CUDA's default since 12.2), the first launch of any
+// kernel not yet loaded, cuBLAS's included. So by default the solver parks: after park_after_us
+// (1 ms) without a new item the kernel finishes what it holds and ends, giving its SMs back, and the
+// next submit launches it again. Such a call then waits at most that long plus the items in flight,
+// provided nothing submits meanwhile. (Measured on an H100: without parking, a first kernel launch
+// beside the idle solver never returned.)
+//
+// Device code cannot wake a parked kernel, so submitting from device code (device_queue()) needs
+// park_after_us = 0: the kernel stays resident until shutdown, and then nothing may wait for an idle
+// device while it runs: allocate before the solver starts (or with cudaMallocAsync), free after it
+// stops, synchronise streams or events, and load the kernels that run alongside it before
+// constructing it (cudaFuncGetAttributes on each, or CUDA_MODULE_LOADING=EAGER in the environment).
+// The first solver loads eigstream's own kernels (persistent and batched), so several solvers and
+// eigstream::cuda::evd_batched can run together.
 #pragma once
 
 #include <cuda_runtime_api.h>
@@ -48,6 +53,9 @@ struct PersistentOptions {
   int blocks_per_sm = 0;          // 0: as many as fit
   std::uint64_t capacity = 8192;  // items queued or being solved, per ring (rounded up to a power of two)
   int idle_sleep_ns = 2000;       // longest sleep of an idle consumer between polls
+  // > 0: park (end the kernel) after this many microseconds without a new item; the next submit
+  // launches it again. 0: resident until shutdown, as device_queue() needs (see the top of this file).
+  int park_after_us = 1000;
   Options solve;                  // tol, max_sweeps, sort, symmetry_tol (always two-sided)
 };
 
@@ -66,6 +74,7 @@ struct PersistentCounters {
   std::uint64_t completed = 0;  // solved, valid or not
   std::uint64_t failed = 0;     // solved with invalid input or not converged (see the item's SolveInfo)
   std::uint64_t cancelled = 0;  // cancelled by a cancelling shutdown
+  std::uint64_t launches = 0;   // of the kernel: 1, plus one per wake after a park
 };
 
 // What device code needs to submit (eigstream/persistent_submit.cuh); valid while the solver lives.
@@ -100,7 +109,7 @@ class PersistentSolver {
   // The ticket that device code received from submit() (see persistent_submit.cuh).
   static Ticket device_ticket(std::uint64_t position) { return {position, true}; }
 
-  DeviceQueue<T> device_queue() const;
+  DeviceQueue<T> device_queue() const;  // Error(invalid_argument) when the solver parks
   PersistentCounters counters() const;
   int consumers() const;  // resident warps or blocks
 

@@ -2,10 +2,15 @@
 // EVD of the block's own covariance), warm-started by default from the eigenvectors of the last good
 // decomposition, and DecompositionItem, what it emits.
 //  - CPU (evd() of lib/): one covariance at a time, each warm-started from the one before.
-//  - GPU (CUDA builds with a device; Options::backend automatic or cuda): `group` covariances in one
-//    launch of the batched kernel, all warm-started from the last good decomposition of the group
-//    before (the items wait until their group is full or the input ends, then leave in order; a
-//    block of another length than its group's, with block_svd, starts a group of its own).
+//  - GPU (CUDA builds with a device; Options::backend automatic or cuda), by one of two solvers:
+//    - batched (default): `group` covariances in one launch of the batched kernel, all warm-started
+//      from the last good decomposition of the group before (the items wait until their group is
+//      full or the input ends, then leave in order; a block of another length than its group's, with
+//      block_svd, starts a group of its own);
+//    - persistent (covariance_evd only): each covariance goes to the persistent solver as it
+//      arrives, warm-started from the last good decomposition collected so far, up to `group` in
+//      flight; items leave in order as soon as they and those before them are solved. The solver
+//      holds one block on each of up to `group` SMs, and parks when the stream pauses.
 // Both re-orthonormalise every warm-started result (the CPU its warm start, the GPU kernel its output),
 // so the eigenvectors do not drift from orthonormality over a long stream. A skipped input, or a
 // covariance the solver rejects or does not converge on, is passed on flagged item_skipped (counted
@@ -22,6 +27,7 @@
 
 #include <complex>
 #include <cstddef>
+#include <deque>
 #include <memory>
 #include <cstdint>
 #include <string>
@@ -59,6 +65,9 @@ struct DecompositionItem {
   std::vector<sample_t> samples;
 };
 
+// Which GPU solver DecomposeStage uses (see the top of this file).
+enum class GpuSolver { batched, persistent };
+
 // What DecomposeStage decomposes.
 enum class DecomposeMethod {
   covariance_evd,  // the EVD of the covariance estimate
@@ -76,13 +85,15 @@ struct DecomposeStageConfig {
   bool warm_start = true;  // from the previous good decomposition
   Options options;         // the solver's (sort is always descending); backend: automatic (the GPU
                            // when the build has CUDA and a device is present), cpu or cuda
-  std::size_t group = 32;  // GPU: covariances per launch
+  GpuSolver gpu_solver = GpuSolver::batched;
+  std::size_t group = 32;  // GPU: covariances per launch (batched) or in flight (persistent)
   std::size_t block_samples = 0;  // the largest block whose samples are passed on (KltStage) or,
                                   // with block_svd, decomposed (on the GPU at most cuda::max_svd_rows())
   std::size_t pool_items = 0;  // 0: StageContext::items_in_flight()
 };
 
 class GpuEvdGroup;
+class PersistentEvdStream;
 
 class DecomposeStage : public Transform<CovarianceItem, DecompositionItem> {
  public:
@@ -102,15 +113,24 @@ class DecomposeStage : public Transform<CovarianceItem, DecompositionItem> {
   void solve_on_cpu(const CovarianceItem& covariance, DecompositionItem& item);
   bool usable(const CovarianceItem& covariance);  // false: flagged skipped (a block_svd block too short)
   void solve_group();  // GPU: the pending items, then emits them in order
+  void keep_as_warm_start(DecompositionItem& item);  // or flags it skipped; CPU and persistent
+  // Persistent: emits the pending items from the front that are finished; with `wait`, at least one.
+  void emit_solved(bool wait);
 
   DecomposeStageConfig config_;
   Backend backend_ = Backend::cpu;
   Pool<DecompositionItem>* pool_ = nullptr;
-  std::vector<std::complex<float>> warm_;  // CPU: the last good eigenvectors of each subband
+  std::vector<std::complex<float>> warm_;  // CPU and persistent: the last good eigenvectors of each subband
   std::vector<char> have_warm_;            // per subband
   std::unique_ptr<GpuEvdGroup> gpu_;
+  std::unique_ptr<PersistentEvdStream> persistent_;
   std::vector<Handle<DecompositionItem>> pending_;  // GPU: the group being gathered
   std::vector<std::size_t> pending_slots_;          // its slots in gpu_, or kNoSlot for skipped items
+  struct InFlight {
+    Handle<DecompositionItem> item;
+    bool submitted;  // false: skipped, passed on as it is
+  };
+  std::deque<InFlight> in_flight_;  // persistent: in order of arrival
   std::size_t pending_snapshots_ = 0;               // block_svd: the group's block length
   std::vector<std::size_t> last_good_;              // GPU: per subband, the group's last good slot
   std::vector<float> singular_values_;              // CPU block_svd
