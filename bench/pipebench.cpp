@@ -42,7 +42,7 @@ struct Settings {
   std::string backend = "cpu";
   std::string covariance_backend, mvdr_backend;  // empty: as backend
   std::size_t group = 64;
-  std::string solver = "batched";
+  std::string solver = "auto";
 };
 
 // Passes decompositions on and keeps the sum of their sweeps (read after the pipeline stopped).
@@ -76,7 +76,9 @@ json run_case(const Settings& settings, const std::vector<es::sample_t>& signal,
   decompose.warm_start = warm_start;
   decompose.options.backend = backend;
   decompose.group = settings.group;
-  decompose.gpu_solver = settings.solver == "persistent" ? es::GpuSolver::persistent : es::GpuSolver::batched;
+  decompose.gpu_solver = settings.solver == "persistent" ? es::GpuSolver::persistent
+                         : settings.solver == "batched"  ? es::GpuSolver::batched
+                                                         : es::GpuSolver::automatic;
   es::BeamformStageConfig beamform;
   beamform.geometry = eigstream::ArrayGeometry::uniform_linear(eigstream::index_t(settings.channels));
   beamform.music = false;
@@ -132,6 +134,9 @@ json run_case(const Settings& settings, const std::vector<es::sample_t>& signal,
   return {{"warm_start", warm_start},
           {"covariance_backend", eigstream::to_string(cov.backend())},
           {"evd_backend", eigstream::to_string(evd.backend())},
+          {"evd_solver", evd.gpu_solver() == es::GpuSolver::persistent ? "persistent"
+                         : evd.gpu_solver() == es::GpuSolver::batched  ? "batched"
+                                                                       : "none"},
           {"mvdr_backend", eigstream::to_string(mvdr.backend())},
           {"blocks_per_second", blocks_per_second},
           {"snapshots_per_second", blocks_per_second * double(settings.block_samples)},
@@ -160,7 +165,7 @@ std::string markdown(const json& report) {
      << report["cases"]["warm"]["covariance_backend"].get<std::string>() << ", exponential, lambda "
      << s["lambda"].get<double>() << ") -> EVD (" << report["cases"]["warm"]["evd_backend"].get<std::string>()
      << (report["cases"]["warm"]["evd_backend"] != "cuda" ? std::string()
-         : s["solver"] == "persistent" ? ", persistent solver, " + std::to_string(s["group"].get<std::size_t>()) + " in flight"
+         : report["cases"]["warm"]["evd_solver"] == "persistent" ? ", persistent solver, " + std::to_string(s["group"].get<std::size_t>()) + " in flight"
                                        : ", groups of " + std::to_string(s["group"].get<std::size_t>()) + " per launch")
      << ") -> MVDR beam powers over 361 angles (" << report["cases"]["warm"]["mvdr_backend"].get<std::string>()
      << "); queues of "
@@ -179,7 +184,7 @@ std::string markdown(const json& report) {
   md << "\nLatency: from the source's output to the sink, over the whole run. GPU time: the stream time of "
         "the GPU stages' kernels (and copies), summed over the stages, over the measured wall time (stages "
         "on different streams may overlap)"
-     << (s["solver"] == "persistent" ? "; the persistent solver's resident kernel is not in it" : "")
+     << (report["cases"]["warm"]["evd_solver"] == "persistent" ? "; the persistent solver's resident kernel is not in it" : "")
      << ".\n\nPer stage, the fraction of the wall time each was busy "
         "(in process(), less waiting for room downstream; the stage that limits the rate is near 1):\n\n"
         "| case |";
@@ -214,8 +219,9 @@ int main(int argc, char** argv) {
       ->check(CLI::IsMember({"cpu", "auto", "cuda"}));
   app.add_option("--group", settings.group, "GPU: covariances per EVD launch, or in flight with --solver persistent")
       ->check(CLI::PositiveNumber);
-  app.add_option("--solver", settings.solver, "GPU EVD: batched (groups per launch) or persistent (resident kernel)")
-      ->check(CLI::IsMember({"batched", "persistent"}));
+  app.add_option("--solver", settings.solver,
+                 "GPU EVD: batched (groups per launch), persistent (resident kernel) or auto (persistent)")
+      ->check(CLI::IsMember({"auto", "batched", "persistent"}));
   app.add_option("--channels", settings.channels, "channels (array elements)")->check(CLI::Range(2, 1024));
   app.add_option("--block", settings.block_samples, "snapshots per block")->check(CLI::PositiveNumber);
   app.add_option("--queue", settings.queue, "blocks each queue holds")->check(CLI::PositiveNumber);

@@ -61,11 +61,14 @@ void DecomposeStage::configure(StageContext& context) {
       throw Error(ErrorCode::cuda, "streaming: decompose stage '" + name() + "': the GPU SVD takes blocks of up to " +
                                        std::to_string(cuda::max_svd_rows()) + " snapshots, not " +
                                        std::to_string(config_.block_samples) + "; use backend cpu");
-    if (config_.gpu_solver == GpuSolver::persistent) {
+    gpu_solver_ = config_.gpu_solver != GpuSolver::automatic ? config_.gpu_solver
+                  : svd                                    ? GpuSolver::batched
+                                                           : GpuSolver::persistent;
+    if (gpu_solver_ == GpuSolver::persistent) {
       if (svd)
         throw Error(ErrorCode::invalid_argument, "streaming: decompose stage '" + name() +
                                                      "': the persistent solver decomposes covariances, not blocks "
-                                                     "(block_svd): use gpu_solver batched");
+                                                     "(block_svd): use gpu_solver batched or automatic");
       persistent_ = std::make_unique<PersistentEvdStream>(config_.channels, config_.group, config_.options);
     } else {
       gpu_ = std::make_unique<GpuEvdGroup>(config_.channels, config_.group, config_.options,

@@ -46,7 +46,7 @@ const char* name(es::GpuSolver solver) { return solver == es::GpuSolver::persist
 std::vector<Result> decompose(const std::vector<sample_t>& samples, std::size_t channels, std::size_t block,
                               eigstream::Backend backend, std::size_t group, eigstream::Backend* used = nullptr,
                               es::DecomposeMethod method = es::DecomposeMethod::covariance_evd,
-                              es::GpuSolver solver = es::GpuSolver::batched) {
+                              es::GpuSolver solver = es::GpuSolver::automatic, es::GpuSolver* resolved = nullptr) {
   es::Pipeline pipeline;
   auto& source = pipeline.add<es::ReaderSource>(
       "source", std::make_unique<es::MemoryReader>(samples.data(), samples.size() / channels, channels),
@@ -76,6 +76,7 @@ std::vector<Result> decompose(const std::vector<sample_t>& samples, std::size_t 
   pipeline.start();
   pipeline.wait();
   if (used) *used = stage.backend();
+  if (resolved) *resolved = stage.gpu_solver();
   return out;
 }
 
@@ -135,9 +136,12 @@ TEST_CASE("gpu stages: GPU and CPU decompositions of one stream agree, the last 
   double cold = 0, warm = 0;
   for (std::size_t b = 0; b < blocks; ++b) (gpu[b].warm_started ? warm : cold) += gpu[b].sweeps;
   CHECK(warm / double(blocks - cold_items) < cold / double(cold_items));
-  // auto picks the GPU when there is one.
-  decompose(samples, n, block, eigstream::Backend::automatic, group, &used);
+  // auto picks the GPU when there is one, and the persistent solver for covariances.
+  es::GpuSolver resolved = es::GpuSolver::automatic;
+  decompose(samples, n, block, eigstream::Backend::automatic, group, &used, es::DecomposeMethod::covariance_evd,
+            es::GpuSolver::automatic, &resolved);
   CHECK(used == eigstream::Backend::cuda);
+  CHECK(resolved == es::GpuSolver::persistent);
 }
 
 // block_svd on the GPU: groups of blocks per launch of the SVD kernel; the last block, shorter but not
@@ -148,8 +152,14 @@ TEST_CASE("gpu stages: GPU and CPU SVDs of each block agree, a shorter last bloc
   samples[(7 * block + 1) * n + 4] = sample_t(std::numeric_limits<float>::quiet_NaN(), 0);  // block 7
   eigstream::Backend used = eigstream::Backend::cpu;
   const auto cpu = decompose(samples, n, block, eigstream::Backend::cpu, group, nullptr, es::DecomposeMethod::block_svd);
-  const auto gpu = decompose(samples, n, block, eigstream::Backend::cuda, group, &used, es::DecomposeMethod::block_svd);
+  es::GpuSolver resolved = es::GpuSolver::automatic;
+  const auto gpu = decompose(samples, n, block, eigstream::Backend::cuda, group, &used, es::DecomposeMethod::block_svd,
+                             es::GpuSolver::automatic, &resolved);
   CHECK(used == eigstream::Backend::cuda);
+  CHECK(resolved == es::GpuSolver::batched);  // automatic: the persistent solver does EVDs only
+  CHECK_THROWS_WITH(decompose(samples, n, block, eigstream::Backend::cuda, group, nullptr, es::DecomposeMethod::block_svd,
+                              es::GpuSolver::persistent),
+                    Catch::Contains("decompose stage 'decompose'") && Catch::Contains("block_svd"));
   REQUIRE(gpu.size() == blocks + 1);
   CHECK(gpu[7].skipped);
   CHECK_FALSE(gpu[blocks].skipped);

@@ -2,8 +2,9 @@
 // EVD of the block's own covariance), warm-started by default from the eigenvectors of the last good
 // decomposition, and DecompositionItem, what it emits.
 //  - CPU (evd() of lib/): one covariance at a time, each warm-started from the one before.
-//  - GPU (CUDA builds with a device; Options::backend automatic or cuda), by one of two solvers:
-//    - batched (default): `group` covariances in one launch of the batched kernel, all warm-started
+//  - GPU (CUDA builds with a device; Options::backend automatic or cuda), by one of two solvers
+//    (GpuSolver::automatic, the default: persistent for covariance_evd, batched for block_svd):
+//    - batched: `group` covariances in one launch of the batched kernel, all warm-started
 //      from the last good decomposition of the group before (the items wait until their group is
 //      full or the input ends, then leave in order; a block of another length than its group's, with
 //      block_svd, starts a group of its own);
@@ -65,8 +66,10 @@ struct DecompositionItem {
   std::vector<sample_t> samples;
 };
 
-// Which GPU solver DecomposeStage uses (see the top of this file).
-enum class GpuSolver { batched, persistent };
+// Which GPU solver DecomposeStage uses (see the top of this file). automatic: persistent for
+// covariance_evd (on an H100 in pipebench, the same rate as batched at half the latency), batched for
+// block_svd (the persistent solver does EVDs only).
+enum class GpuSolver { automatic, batched, persistent };
 
 // What DecomposeStage decomposes.
 enum class DecomposeMethod {
@@ -85,7 +88,7 @@ struct DecomposeStageConfig {
   bool warm_start = true;  // from the previous good decomposition
   Options options;         // the solver's (sort is always descending); backend: automatic (the GPU
                            // when the build has CUDA and a device is present), cpu or cuda
-  GpuSolver gpu_solver = GpuSolver::batched;
+  GpuSolver gpu_solver = GpuSolver::automatic;
   std::size_t group = 32;  // GPU: covariances per launch (batched) or in flight (persistent)
   std::size_t block_samples = 0;  // the largest block whose samples are passed on (KltStage) or,
                                   // with block_svd, decomposed (on the GPU at most cuda::max_svd_rows())
@@ -102,6 +105,8 @@ class DecomposeStage : public Transform<CovarianceItem, DecompositionItem> {
 
   // Where the decompositions run, decided when the pipeline starts (configure); Backend::cpu before.
   Backend backend() const noexcept { return backend_; }
+  // The GPU solver in use, decided with the backend (batched or persistent); automatic on the CPU.
+  GpuSolver gpu_solver() const noexcept { return gpu_solver_; }
 
  protected:
   void configure(StageContext& context) override;
@@ -119,6 +124,7 @@ class DecomposeStage : public Transform<CovarianceItem, DecompositionItem> {
 
   DecomposeStageConfig config_;
   Backend backend_ = Backend::cpu;
+  GpuSolver gpu_solver_ = GpuSolver::automatic;
   Pool<DecompositionItem>* pool_ = nullptr;
   std::vector<std::complex<float>> warm_;  // CPU and persistent: the last good eigenvectors of each subband
   std::vector<char> have_warm_;            // per subband
