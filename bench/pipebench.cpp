@@ -59,9 +59,42 @@ class SweepTap : public es::Transform<es::DecompositionItem, es::DecompositionIt
   }
 };
 
-json run_case(const Settings& settings, const std::vector<es::sample_t>& signal, bool warm_start) {
+std::unique_ptr<es::MemoryReader> endless_reader(const Settings& settings, const std::vector<es::sample_t>& signal) {
   es::MemoryReaderOptions endless;
   endless.loop = true;
+  return std::make_unique<es::MemoryReader>(signal.data(), signal.size() / settings.channels, settings.channels, endless);
+}
+
+// Runs the started pipeline for the warm-up, then measures --seconds; stops it.
+struct Window {
+  std::vector<es::StageStats> before, after;
+  double elapsed;
+};
+Window measure(es::Pipeline& pipeline, const Settings& settings) {
+  Window w;
+  std::this_thread::sleep_for(std::chrono::duration<double>(settings.warmup));
+  w.before = pipeline.stats();
+  const Clock::time_point t0 = Clock::now();
+  std::this_thread::sleep_for(std::chrono::duration<double>(settings.seconds));
+  w.after = pipeline.stats();
+  w.elapsed = std::chrono::duration<double>(Clock::now() - t0).count();
+  pipeline.stop();
+  return w;
+}
+
+// The source alone, into a sink that drops each block: the most the pipeline can take from it.
+double source_alone_blocks_per_second(const Settings& settings, const std::vector<es::sample_t>& signal) {
+  es::Pipeline pipeline;
+  auto& source = pipeline.add<es::ReaderSource>("source", endless_reader(settings, signal),
+                                                es::ReaderSourceOptions{settings.block_samples});
+  auto& sink = pipeline.add<es::CallbackSink<es::Block>>("sink", [](const es::Block&) {});
+  pipeline.connect(source, sink, es::EdgeOptions{settings.queue, es::FullPolicy::block});
+  pipeline.start();
+  const Window w = measure(pipeline, settings);
+  return double(w.after[1].items - w.before[1].items) / w.elapsed;
+}
+
+json run_case(const Settings& settings, const std::vector<es::sample_t>& signal, bool warm_start) {
   es::CovarianceStageConfig covariance;
   covariance.covariance.channels = eigstream::index_t(settings.channels);
   covariance.covariance.lambda = settings.lambda;
@@ -86,10 +119,8 @@ json run_case(const Settings& settings, const std::vector<es::sample_t>& signal,
   beamform.group = settings.group;
 
   es::Pipeline pipeline;
-  auto& source = pipeline.add<es::ReaderSource>(
-      "source",
-      std::make_unique<es::MemoryReader>(signal.data(), signal.size() / settings.channels, settings.channels, endless),
-      es::ReaderSourceOptions{settings.block_samples});
+  auto& source = pipeline.add<es::ReaderSource>("source", endless_reader(settings, signal),
+                                                es::ReaderSourceOptions{settings.block_samples});
   auto& cov = pipeline.add<es::CovarianceStage>("covariance", covariance);
   auto& evd = pipeline.add<es::DecomposeStage>("evd", decompose);
   auto& tap = pipeline.add<SweepTap>("sweeps");
@@ -103,13 +134,10 @@ json run_case(const Settings& settings, const std::vector<es::sample_t>& signal,
   pipeline.connect(mvdr, sink, edge);
 
   pipeline.start();
-  std::this_thread::sleep_for(std::chrono::duration<double>(settings.warmup));
-  const std::vector<es::StageStats> before = pipeline.stats();
-  const Clock::time_point t0 = Clock::now();
-  std::this_thread::sleep_for(std::chrono::duration<double>(settings.seconds));
-  const std::vector<es::StageStats> after = pipeline.stats();
-  const double elapsed = std::chrono::duration<double>(Clock::now() - t0).count();
-  pipeline.stop();
+  const Window w = measure(pipeline, settings);
+  const std::vector<es::StageStats>& before = w.before;
+  const std::vector<es::StageStats>& after = w.after;
+  const double elapsed = w.elapsed;
 
   // Per stage over the measured window: the fraction of it spent busy (the stage that limits the
   // rate is near 1), and for GPU stages in kernels and copies (stream time, CUDA events).
@@ -181,6 +209,11 @@ std::string markdown(const json& report) {
        << c["kernel_fraction"].get<double>() << " | " << c["kernel_and_copy_fraction"].get<double>() << " | "
        << c["dropped"].get<std::uint64_t>() << " |\n";
   }
+  md << "\nThe source alone, into a sink that drops each block, gives "
+     << report["source_alone_blocks_per_second"].get<double>() << " blocks/s; the whole pipeline runs at "
+     << report["cases"]["warm"]["fraction_of_source_alone"].get<double>() << " (warm) and "
+     << report["cases"]["cold"]["fraction_of_source_alone"].get<double>()
+     << " (cold) of that rate (when the source limits the pipeline, 1 minus this is the cost of everything after it).\n";
   md << "\nLatency: from the source's output to the sink, over the whole run. GPU time: the stream time of "
         "the GPU stages' kernels (and copies), summed over the stages, over the measured wall time (stages "
         "on different streams may overlap)"
@@ -245,6 +278,9 @@ int main(int argc, char** argv) {
     json cases;
     cases["warm"] = run_case(settings, signal, true);
     cases["cold"] = run_case(settings, signal, false);
+    const double source_alone = source_alone_blocks_per_second(settings, signal);
+    for (const char* name : {"warm", "cold"})
+      cases[name]["fraction_of_source_alone"] = cases[name]["blocks_per_second"].get<double>() / source_alone;
 
     char date[32];
     const std::time_t now = std::time(nullptr);
@@ -262,7 +298,8 @@ int main(int argc, char** argv) {
           {"lambda", settings.lambda}, {"seconds", settings.seconds}, {"backend", settings.backend},
           {"group", settings.group}, {"solver", settings.solver}, {"covariance_backend", settings.covariance_backend.empty() ? settings.backend : settings.covariance_backend},
           {"mvdr_backend", settings.mvdr_backend.empty() ? settings.backend : settings.mvdr_backend}}},
-        {"cases", cases}};
+        {"cases", cases},
+        {"source_alone_blocks_per_second", source_alone}};
     const std::string md = markdown(report);
     std::cout << md;
     if (!json_path.empty()) std::ofstream(json_path) << report.dump(2) << "\n";

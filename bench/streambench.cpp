@@ -64,7 +64,7 @@ class HandleSource : public es::Source<es::Block> {
     if (blocks_per_second_ > 0)
       std::this_thread::sleep_until(start_ + std::chrono::duration_cast<Clock::duration>(
                                                  std::chrono::duration<double>(emitted_++ / blocks_per_second_)));
-    es::Handle<es::Block> block = pool_->acquire();
+    es::Handle<es::Block> block = acquire(*pool_);
     block->samples = block_samples_;
     emit(std::move(block));
     return true;

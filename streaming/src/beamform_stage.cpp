@@ -92,7 +92,7 @@ void BeamformStage::process(Handle<DecompositionItem> decomposition) {
                                               std::to_string(decomposition->stamp.sequence) + " has " +
                                               std::to_string(decomposition->channels) + " channels for " +
                                               std::to_string(n) + " elements");
-  Handle<BeamformItem> item = pool_->acquire();
+  Handle<BeamformItem> item = acquire(*pool_);
   item->stamp = decomposition->stamp;
   item->subband = decomposition->subband;
   item->first_sample = decomposition->first_sample;

@@ -115,7 +115,7 @@ void CovarianceStage::items_for(const Block& block, bool valid, std::vector<Hand
 #endif
   items.clear();
   for (std::size_t s = 0; s < config_.subbands; ++s) {
-    Handle<CovarianceItem> item = pool_->acquire();
+    Handle<CovarianceItem> item = acquire(*pool_);
     item->stamp = block.stamp;
     item->subband = s;
     item->first_sample = block.first_sample;

@@ -105,7 +105,7 @@ Handle<DecompositionItem> DecomposeStage::item_for(const CovarianceItem& covaria
                                               std::to_string(covariance.stamp.sequence) + " comes as subband " +
                                               std::to_string(covariance.subband) + " of " +
                                               std::to_string(config_.subbands) + " (set subbands as the covariance stage does)");
-  Handle<DecompositionItem> item = pool_->acquire();
+  Handle<DecompositionItem> item = acquire(*pool_);
   item->stamp = covariance.stamp;
   item->subband = covariance.subband;
   item->info = {};

@@ -37,7 +37,7 @@ void KltStage::process(Handle<DecompositionItem> decomposition) {
     throw Error(ErrorCode::invalid_input, where() + " has " + std::to_string(decomposition->snapshots) +
                                               " samples, more than block_samples " +
                                               std::to_string(config_.block_samples));
-  Handle<KltItem> item = pool_->acquire();
+  Handle<KltItem> item = acquire(*pool_);
   item->stamp = decomposition->stamp;
   item->subband = decomposition->subband;
   item->first_sample = decomposition->first_sample;

@@ -28,7 +28,7 @@ void ReaderSource::configure(StageContext& context) {
 }
 
 Handle<Block> ReaderSource::new_block(std::uint64_t lost_before) {
-  Handle<Block> block = pool_->acquire();
+  Handle<Block> block = acquire(*pool_);
   next_sample_ += lost_before;
   block->stamp.flags = block_finite_checked | (lost_before > 0 ? std::uint32_t{block_gap} : 0u);
   block->samples = 0;

@@ -116,6 +116,26 @@ TEST_CASE("pipeline: block policy is lossless with a slow consumer", "[streaming
   CHECK(stats[1].busy_seconds < 0.25 * stats[2].busy_seconds);
 }
 
+// With few blocks in its pool and long queues, the source waits for blocks to come back from a slow
+// consumer rather than for room in a queue: that wait is not busy time either.
+TEST_CASE("pipeline: waiting for a pool item is not busy time", "[streaming]") {
+  const std::size_t channels = 2, count = 2000, block_samples = 50;  // 40 blocks
+  const std::vector<es::sample_t> signal = ramp_signal(count, channels);
+  es::Pipeline pipeline;
+  es::ReaderSourceOptions options{block_samples};
+  options.pool_blocks = 3;
+  auto& source = pipeline.add<es::ReaderSource>(
+      "source", std::make_unique<es::MemoryReader>(signal.data(), count, channels), options);
+  auto& sink = pipeline.add<es::CallbackSink<es::Block>>("sink", [&](const es::Block&) { std::this_thread::sleep_for(1ms); });
+  pipeline.connect(source, sink, {16, es::FullPolicy::block});
+  pipeline.start();
+  pipeline.wait();
+  const std::vector<es::StageStats> stats = pipeline.stats();
+  REQUIRE(stats[1].items == count / block_samples);
+  CHECK(stats[1].busy_seconds >= 0.04);
+  CHECK(stats[0].busy_seconds < 0.25 * stats[1].busy_seconds);
+}
+
 TEST_CASE("pipeline: drop policies drop exactly the items that do not fit", "[streaming]") {
   // The sink holds item 0 until the source has emitted everything, so items 1..total-1 meet a queue
   // of `capacity`: drop_newest keeps 1..capacity, drop_oldest the last `capacity`.

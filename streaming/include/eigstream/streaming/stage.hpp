@@ -27,6 +27,8 @@ namespace eigstream::streaming {
 
 class Pipeline;
 
+std::int64_t steady_now_ns() noexcept;
+
 // What a stage learns when the pipeline starts, and where it makes its pools.
 class StageContext {
  public:
@@ -79,10 +81,20 @@ class Stage {
   }
   // Counts an item leaving the stage (emitted, or consumed by a sink) and its latency.
   void record(const Stamp& stamp, std::size_t bytes) noexcept;
-  // Busy time (StageStats::busy_seconds): the run loops time each process(); emit() takes out the
-  // time spent waiting for room in the output queue.
+  // Busy time (StageStats::busy_seconds): the run loops time each process(); emit() and acquire()
+  // take out the time spent waiting for room in the output queue or for an item of the pool.
   void add_busy(std::int64_t since_ns) noexcept;
   void add_blocked(std::int64_t since_ns) noexcept;
+  // An item from `pool`. Waiting for one (all are downstream) is waiting on the consumers, as in
+  // emit(), so it counts as blocked, not busy.
+  template <class T>
+  Handle<T> acquire(Pool<T>& pool) {
+    if (Handle<T> item = pool.try_acquire()) return item;
+    const std::int64_t since = steady_now_ns();
+    Handle<T> item = pool.acquire();
+    add_blocked(since);
+    return item;
+  }
   // Counters a stage keeps elsewhere (a reader's, an output queue's) added to its stats.
   virtual void add_counters(StageStats&) const {}
 
@@ -121,8 +133,6 @@ class Stage {
   mutable std::mutex rate_mutex_;
   mutable RateMeter rate_;
 };
-
-std::int64_t steady_now_ns() noexcept;
 
 // Makes items of type Out until its input ends. process() makes (usually) one item and emits it,
 // and returns false when there is nothing more. emit() numbers and time-stamps the item.
