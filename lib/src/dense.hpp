@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <numeric>
+#include <type_traits>
 #include <vector>
 
 #include "eigstream/options.hpp"
@@ -12,23 +13,40 @@
 
 namespace eigstream::detail {
 
-// c = a * b (op = plain) or c = a^H * b (adjoint_a); c must not alias a or b.
+// y += s x over n entries. Complex entries are worked in real arithmetic, which the compiler
+// vectorises: std::complex's multiply keeps a NaN fallback that stops it.
+template <class T>
+void axpy(index_t n, T s, const T* x, T* y) {
+  if constexpr (!is_complex<T>::value) {
+    for (index_t i = 0; i < n; ++i) y[i] += s * x[i];
+  } else {
+    using R = real_t<T>;
+    const R sr = s.real(), si = s.imag();
+    const R* xr = reinterpret_cast<const R*>(x);  // std::complex<R> is laid out as R[2]
+    R* yr = reinterpret_cast<R*>(y);
+    for (index_t i = 0; i < n; ++i) {
+      const R re = xr[2 * i], im = xr[2 * i + 1];
+      yr[2 * i] += re * sr - im * si;
+      yr[2 * i + 1] += re * si + im * sr;
+    }
+  }
+}
+
+// c = a * b (op = plain) or c = a^H * b (adjoint_a); c must not alias a or b. Column by column as
+// sums of scaled columns of a (a^H is formed first), so the inner loop is axpy.
 template <class T>
 void multiply(MatrixView<const T> a, MatrixView<const T> b, MatrixView<T> c, bool adjoint_a) {
+  std::vector<T> adjoint;
+  if (adjoint_a) {
+    adjoint.resize(std::size_t(a.rows * a.cols));
+    for (index_t j = 0; j < a.cols; ++j)
+      for (index_t i = 0; i < a.rows; ++i) adjoint[std::size_t(j + i * a.cols)] = conj_of(a(i, j));
+    a = MatrixView<const T>{adjoint.data(), a.cols, a.rows, a.cols};
+  }
   for (index_t j = 0; j < c.cols; ++j) {
-    for (index_t i = 0; i < c.rows; ++i) c(i, j) = T(0);
-    if (adjoint_a) {
-      for (index_t i = 0; i < c.rows; ++i) {
-        T sum = 0;
-        for (index_t k = 0; k < a.rows; ++k) sum += conj_of(a(k, i)) * b(k, j);
-        c(i, j) = sum;
-      }
-    } else {
-      for (index_t k = 0; k < a.cols; ++k) {
-        const T bkj = b(k, j);
-        for (index_t i = 0; i < c.rows; ++i) c(i, j) += a(i, k) * bkj;
-      }
-    }
+    T* cj = &c(0, j);
+    std::fill_n(cj, c.rows, T(0));
+    for (index_t k = 0; k < a.cols; ++k) axpy(c.rows, b(k, j), &a(0, k), cj);
   }
 }
 
@@ -47,7 +65,7 @@ real_t<T> orthonormalise_column(MatrixView<T> x, index_t j, const std::vector<in
     for (index_t o : others) {
       T dot = 0;
       for (index_t k = 0; k < x.rows; ++k) dot += conj_of(x(k, o)) * x(k, j);
-      for (index_t k = 0; k < x.rows; ++k) x(k, j) -= dot * x(k, o);
+      axpy(x.rows, -dot, &x(0, o), &x(0, j));
     }
   R norm2 = 0;
   for (index_t k = 0; k < x.rows; ++k) norm2 += abs2(x(k, j));
