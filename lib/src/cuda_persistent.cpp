@@ -122,7 +122,12 @@ struct PersistentSolver<T>::State {
     std::lock_guard<std::mutex> lock(launch_mutex);
     if (__atomic_load_n(parked, __ATOMIC_ACQUIRE) == 0) return;  // another submit woke it
     __atomic_store_n(parked, 0, __ATOMIC_RELEASE);
-    launch(op);  // runs once the parked launch has ended: same stream
+    try {
+      launch(op);  // runs once the parked launch has ended: same stream
+    } catch (const Error&) {
+      __atomic_store_n(parked, 1, __ATOMIC_RELEASE);  // the next submit tries again
+      throw;
+    }
   }
 };
 

@@ -158,6 +158,9 @@ void DecomposeStage::keep_as_warm_start(DecompositionItem& item) {
 }
 
 void DecomposeStage::process(Handle<CovarianceItem> covariance) {
+  // Persistent: at most `group` items held here, skipped ones included, so the pool (items in flight
+  // downstream + group) never runs dry while this thread holds items back.
+  while (persistent_ && in_flight_.size() >= config_.group) emit_solved(true);
   Handle<DecompositionItem> item = item_for(*covariance);
   const bool use = usable(*covariance);
   if (!use && !covariance->skipped()) {  // a block_svd block shorter than the channels
@@ -172,8 +175,7 @@ void DecomposeStage::process(Handle<CovarianceItem> covariance) {
   }
 #if defined(EIGSTREAM_HAVE_CUDA)
   if (persistent_) {
-    if (use) {
-      while (persistent_->full()) emit_solved(true);
+    if (use) {  // not full: fewer than `group` held
       const bool warm = config_.warm_start && have_warm_[covariance->subband];
       item->warm_started = warm;
       persistent_->submit(covariance->matrix.data(),
@@ -225,8 +227,9 @@ void DecomposeStage::emit_solved(bool wait) {
       keep_as_warm_start(item);
       wait = false;
     }
-    emit(std::move(front.item));
+    Handle<DecompositionItem> item = std::move(front.item);
     in_flight_.pop_front();
+    emit(std::move(item));
   }
 #else
   (void)wait;

@@ -53,6 +53,7 @@ void PersistentEvdStream::submit(const cfloat* covariance, const cfloat* warm_st
   cfloat* v0 = a + nn;
   cfloat* v = v0 + nn;
   auto* info = reinterpret_cast<SolveInfo*>(v + nn);
+  *info = SolveInfo{};  // not converged until the kernel says so
   std::copy_n(covariance, nn, a);
   if (warm_start) std::copy_n(warm_start, nn, v0);
   cuda::EvdItem<cfloat> item;
@@ -75,12 +76,12 @@ bool PersistentEvdStream::oldest_done() const {
 
 PersistentEvdStream::Result PersistentEvdStream::collect() {
   const std::size_t s = first_, nn = n_ * n_;
-  solver_.wait(tickets_[s]);
+  const bool solved = solver_.wait(tickets_[s]) == cuda::ItemState::done;
   first_ = (first_ + 1) % slots_;
   --count_;
   const cfloat* v = slot(s) + 2 * nn;
   const auto* info = reinterpret_cast<const SolveInfo*>(v + nn);
-  return {reinterpret_cast<const float*>(info + 1), v, *info};
+  return {reinterpret_cast<const float*>(info + 1), v, solved ? *info : SolveInfo{}};
 }
 
 }  // namespace eigstream::streaming

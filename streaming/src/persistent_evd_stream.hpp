@@ -2,7 +2,8 @@
 // submitted to a cuda::PersistentSolver as it arrives and the results are collected in submission
 // order, up to `in_flight` at a time. Every item in flight has a slot of pinned host memory that the
 // resident kernel reads and writes directly (covariance, warm start, eigenvalues, eigenvectors,
-// status), so nothing goes through a stream and the stage makes no CUDA call per item.
+// status), so nothing goes through a stream and the stage makes no CUDA call per item (but for
+// the relaunch of a parked solver).
 //
 // The solver parks after a millisecond without work (its default, see eigstream/persistent.hpp),
 // which the stages beside it rely on: they load cuBLAS kernels lazily and free memory, and both wait
@@ -43,7 +44,8 @@ class PersistentEvdStream {
   };
   // Whether the oldest item in flight is solved. !empty().
   bool oldest_done() const;
-  // Waits for the oldest item in flight and returns its results, valid until the next submit. !empty().
+  // Waits for the oldest item in flight and returns its results, valid until the next submit; an
+  // item the solver did not solve (cancelled) comes back not converged. !empty().
   Result collect();
 
  private:

@@ -9,6 +9,11 @@
 // t + capacity. A slot is therefore busy from submit to completion, and a full ring means `capacity`
 // items queued or being solved. Items cancelled at shutdown get kCancelledBit in their final state.
 // States only grow, so "ticket t is finished" is (state & ~kCancelledBit) >= t + capacity.
+//
+// Between the rings and the consumers stands the kernel's poller, which makes published items
+// `visible` (device memory) in order; consumers claim only visible positions, and stop once the
+// poller has stopped (at shutdown, or when it parks) and nothing visible is left. Parking and its
+// handshake with submit are described in kernels/jacobi_evd_persistent.cu.
 #pragma once
 
 #include <cstdint>

@@ -9,9 +9,10 @@
 //      full or the input ends, then leave in order; a block of another length than its group's, with
 //      block_svd, starts a group of its own);
 //    - persistent (covariance_evd only): each covariance goes to the persistent solver as it
-//      arrives, warm-started from the last good decomposition collected so far, up to `group` in
-//      flight; items leave in order as soon as they and those before them are solved. The solver
-//      holds one block on each of up to `group` SMs, and parks when the stream pauses.
+//      arrives, warm-started from the last good decomposition collected so far, up to `group` held
+//      (skipped items included); items leave in order, those solved by then each time a covariance
+//      arrives (the last ones when the input ends). The solver holds one block on each of up to
+//      `group` SMs, and parks when the stream pauses.
 // Both re-orthonormalise every warm-started result (the CPU its warm start, the GPU kernel its output),
 // so the eigenvectors do not drift from orthonormality over a long stream. A skipped input, or a
 // covariance the solver rejects or does not converge on, is passed on flagged item_skipped (counted
