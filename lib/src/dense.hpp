@@ -32,6 +32,33 @@ void axpy(index_t n, T s, const T* x, T* y) {
   }
 }
 
+// Columns p and q of x <- (c x_p - s_ec x_q, s_e x_p + c x_q), the right-hand side of a Jacobi
+// rotation (s_e = s e, s_ec = s conj(e)); in real arithmetic, as axpy, so that it vectorises.
+template <class T>
+void rotate_columns(MatrixView<T> x, index_t p, index_t q, real_t<T> c, T s_e, T s_ec) {
+  T* xp = &x(0, p);
+  T* xq = &x(0, q);
+  if constexpr (!is_complex<T>::value) {
+    for (index_t k = 0; k < x.rows; ++k) {
+      const T a = xp[k], b = xq[k];
+      xp[k] = c * a - s_ec * b;
+      xq[k] = s_e * a + c * b;
+    }
+  } else {
+    using R = real_t<T>;
+    const R er = s_e.real(), ei = s_e.imag(), fr = s_ec.real(), fi = s_ec.imag();
+    R* u = reinterpret_cast<R*>(xp);  // std::complex<R> is laid out as R[2]
+    R* w = reinterpret_cast<R*>(xq);
+    for (index_t k = 0; k < x.rows; ++k) {
+      const R ar = u[2 * k], ai = u[2 * k + 1], br = w[2 * k], bi = w[2 * k + 1];
+      u[2 * k] = c * ar - (fr * br - fi * bi);
+      u[2 * k + 1] = c * ai - (fr * bi + fi * br);
+      w[2 * k] = (er * ar - ei * ai) + c * br;
+      w[2 * k + 1] = (er * ai + ei * ar) + c * bi;
+    }
+  }
+}
+
 // c = a * b (op = plain) or c = a^H * b (adjoint_a); c must not alias a or b. Column by column as
 // sums of scaled columns of a (a^H is formed first), so the inner loop is axpy.
 template <class T>

@@ -10,23 +10,12 @@
 
 #include "eigstream/detail/jacobi_rotation.hpp"
 #include "eigstream/detail/round_robin.hpp"
+#include "dense.hpp"
 #include "jacobi.hpp"
 #include "scalar.hpp"
 
 namespace eigstream::detail {
 namespace {
-
-template <class T>
-void rotate_columns(MatrixView<T> x, index_t p, index_t q, real_t<T> c, T s_e, T s_ec) {
-  T* xp = &x(0, p);
-  T* xq = &x(0, q);
-  for (index_t k = 0; k < x.rows; ++k) {
-    const T a = xp[k];
-    const T b = xq[k];
-    xp[k] = c * a - s_ec * b;
-    xq[k] = s_e * a + c * b;
-  }
-}
 
 template <class T>
 struct PairVisit {

@@ -7,6 +7,7 @@
 
 #include "eigstream/detail/jacobi_rotation.hpp"
 #include "eigstream/detail/round_robin.hpp"
+#include "dense.hpp"
 #include "jacobi.hpp"
 #include "scalar.hpp"
 
@@ -32,27 +33,18 @@ void rotate(MatrixView<T> a, MatrixView<T> v, index_t p, index_t q, real_t<T> ab
   const Rotation<R> r = jacobi_rotation(app, aqq, abs_b);
   const T s_e = r.s * e;
   const T s_ec = r.s * conj_of(e);
-  // Columns p and q off the 2 x 2 block (rows p and q follow by Hermitian symmetry).
-  for (index_t k = 0; k < n; ++k) {
-    if (k == p || k == q) continue;
-    const T x = a(k, p);
-    const T y = a(k, q);
-    a(k, p) = r.c * x - s_ec * y;
-    a(k, q) = s_e * x + r.c * y;
-    a(p, k) = conj_of(a(k, p));
-    a(q, k) = conj_of(a(k, q));
-  }
+  // Columns p and q (their 2 x 2 block is then set exactly), and rows p and q by Hermitian symmetry.
+  rotate_columns(a, p, q, r.c, s_e, s_ec);
   a(p, p) = app - r.t * abs_b;
   a(q, q) = aqq + r.t * abs_b;
   a(p, q) = T(0);
   a(q, p) = T(0);
-  if (v.empty()) return;
-  for (index_t k = 0; k < v.rows; ++k) {
-    const T x = v(k, p);
-    const T y = v(k, q);
-    v(k, p) = r.c * x - s_ec * y;
-    v(k, q) = s_e * x + r.c * y;
+  for (index_t k = 0; k < n; ++k) {
+    if (k == p || k == q) continue;
+    a(p, k) = conj_of(a(k, p));
+    a(q, k) = conj_of(a(k, q));
   }
+  if (!v.empty()) rotate_columns(v, p, q, r.c, s_e, s_ec);
 }
 
 }  // namespace
