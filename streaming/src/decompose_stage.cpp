@@ -131,10 +131,9 @@ bool DecomposeStage::usable(const CovarianceItem& covariance) {
 void DecomposeStage::solve_on_cpu(const CovarianceItem& covariance, DecompositionItem& item) {
   const index_t n = index_t(config_.channels);
   const MatrixView<std::complex<float>> vectors{item.vectors.data(), n, n, n};
-  std::complex<float>* subband_warm = warm_.data() + covariance.subband * config_.channels * config_.channels;
   item.warm_started = config_.warm_start && have_warm_[covariance.subband];
   const MatrixView<const std::complex<float>> warm = item.warm_started
-                                                         ? MatrixView<const std::complex<float>>{subband_warm, n, n, n}
+                                                         ? MatrixView<const std::complex<float>>{subband_warm_start(covariance.subband), n, n, n}
                                                          : MatrixView<const std::complex<float>>{};
   if (config_.method == DecomposeMethod::block_svd) {
     // X (channels x L) = U S W^H: U is the warm-started side (m < n), W is not needed.
@@ -144,15 +143,15 @@ void DecomposeStage::solve_on_cpu(const CovarianceItem& covariance, Decompositio
   } else {
     item.info = evd(covariance.covariance(), item.values.data(), vectors, config_.options, warm);
   }
-  keep_as_warm_start(item);
+  settle_result(item);
 }
 
-void DecomposeStage::keep_as_warm_start(DecompositionItem& item) {
+void DecomposeStage::settle_result(DecompositionItem& item) {
   if (item.info.invalid_input || !item.info.converged) {
     item.stamp.flags |= item_skipped;
     count_malformed();
   } else if (config_.warm_start) {
-    std::copy(item.vectors.begin(), item.vectors.end(), warm_.begin() + std::ptrdiff_t(item.subband * item.vectors.size()));
+    std::copy(item.vectors.begin(), item.vectors.end(), subband_warm_start(item.subband));
     have_warm_[item.subband] = 1;
   }
 }
@@ -178,8 +177,7 @@ void DecomposeStage::process(Handle<CovarianceItem> covariance) {
     if (use) {  // not full: fewer than `group` held
       const bool warm = config_.warm_start && have_warm_[covariance->subband];
       item->warm_started = warm;
-      persistent_->submit(covariance->matrix.data(),
-                          warm ? warm_.data() + covariance->subband * config_.channels * config_.channels : nullptr);
+      persistent_->submit(covariance->matrix.data(), warm ? subband_warm_start(covariance->subband) : nullptr);
     }
     covariance.reset();
     in_flight_.push_back({std::move(item), use});
@@ -224,7 +222,7 @@ void DecomposeStage::emit_solved(bool wait) {
       item.info = result.info;
       std::copy_n(result.values, config_.channels, item.values.begin());
       std::copy_n(result.vectors, item.vectors.size(), item.vectors.begin());
-      keep_as_warm_start(item);
+      settle_result(item);
       wait = false;
     }
     Handle<DecompositionItem> item = std::move(front.item);

@@ -119,7 +119,12 @@ class DecomposeStage : public Transform<CovarianceItem, DecompositionItem> {
   void solve_on_cpu(const CovarianceItem& covariance, DecompositionItem& item);
   bool usable(const CovarianceItem& covariance);  // false: flagged skipped (a block_svd block too short)
   void solve_group();  // GPU: the pending items, then emits them in order
-  void keep_as_warm_start(DecompositionItem& item);  // or flags it skipped; CPU and persistent
+  // CPU and persistent: a good result becomes its subband's warm start, a failed one is flagged
+  // skipped and counted.
+  void settle_result(DecompositionItem& item);
+  std::complex<float>* subband_warm_start(std::size_t subband) {
+    return warm_.data() + subband * config_.channels * config_.channels;
+  }
   // Persistent: emits the pending items from the front that are finished; with `wait`, at least one.
   void emit_solved(bool wait);
 
