@@ -83,8 +83,8 @@ void DecomposeStage::configure(StageContext& context) {
   if (backend_ == Backend::cpu || persistent_) {
     warm_.resize(config_.subbands * config_.channels * config_.channels);
     have_warm_.assign(config_.subbands, 0);
-    singular_values_.resize(config_.channels);
   }
+  if (backend_ == Backend::cpu) singular_values_.resize(config_.channels);
   pool_ = &context.make_pool<DecompositionItem>(items, config_.channels, config_.block_samples);
 }
 
@@ -174,7 +174,7 @@ void DecomposeStage::process(Handle<CovarianceItem> covariance) {
   }
 #if defined(EIGSTREAM_HAVE_CUDA)
   if (persistent_) {
-    if (use) {  // not full: fewer than `group` held
+    if (use) {  // fewer than `group` held, so a slot is free
       const bool warm = config_.warm_start && have_warm_[covariance->subband];
       item->warm_started = warm;
       persistent_->submit(covariance->matrix.data(), warm ? subband_warm_start(covariance->subband) : nullptr);

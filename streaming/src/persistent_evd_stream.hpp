@@ -30,11 +30,9 @@ class PersistentEvdStream {
   PersistentEvdStream(const PersistentEvdStream&) = delete;
   PersistentEvdStream& operator=(const PersistentEvdStream&) = delete;
 
-  bool full() const noexcept { return count_ == slots_; }
-  bool empty() const noexcept { return count_ == 0; }
-
   // Queues the EVD of `covariance` (channels x channels, column-major), warm-started from
-  // `warm_start` (channels x channels, orthonormal) unless it is null; both are copied. !full().
+  // `warm_start` (channels x channels, orthonormal) unless it is null; both are copied. The caller keeps fewer than
+  // `in_flight` items in flight.
   void submit(const cfloat* covariance, const cfloat* warm_start);
 
   struct Result {
@@ -42,10 +40,10 @@ class PersistentEvdStream {
     const cfloat* vectors;  // column i for values[i]
     SolveInfo info;
   };
-  // Whether the oldest item in flight is solved. !empty().
+  // Whether the oldest item in flight is solved. One must be in flight.
   bool oldest_done() const;
   // Waits for the oldest item in flight and returns its results, valid until the next submit; an
-  // item the solver did not solve (cancelled) comes back not converged. !empty().
+  // item the solver did not solve (cancelled) comes back not converged. One must be in flight.
   Result collect();
 
  private:
