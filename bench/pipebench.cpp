@@ -8,6 +8,8 @@
 // case runs --seconds after a warm-up. Reports blocks/s, snapshots/s, samples/s (snapshots x
 // channels), and the p50/p99 latency from the source's output to each stage's output (since the
 // start; the queues hold --queue blocks, so under saturation latency includes waiting in them).
+// Then the rates of what bounds the pipeline from outside: the source alone, and in CUDA builds with
+// the covariance on the GPU, the copy of blocks to the GPU alone.
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
@@ -15,13 +17,19 @@
 #include "eigstream/streaming/streaming.hpp"
 #include "machine.hpp"
 
+#if defined(EIGSTREAM_HAVE_CUDA)
+#include <cuda_runtime.h>
+#endif
+
 #include <chrono>
 #include <cstdint>
+#include <cstring>
 #include <ctime>
 #include <fstream>
 #include <iostream>
 #include <memory>
 #include <sstream>
+#include <stdexcept>
 #include <string>
 #include <thread>
 #include <vector>
@@ -93,6 +101,60 @@ double source_alone_blocks_per_second(const Settings& settings, const std::vecto
   const Window w = measure(pipeline, settings);
   return double(w.after[1].items - w.before[1].items) / w.elapsed;
 }
+
+#if defined(EIGSTREAM_HAVE_CUDA)
+void check_cuda(cudaError_t status, const char* what) {
+  if (status != cudaSuccess) throw std::runtime_error(std::string(what) + ": " + cudaGetErrorString(status));
+}
+
+// The GPU's name, or false without one.
+json gpu_description() {
+  int devices = 0;
+  if (cudaGetDeviceCount(&devices) != cudaSuccess || devices == 0) return false;
+  cudaDeviceProp prop{};
+  check_cuda(cudaGetDeviceProperties(&prop, 0), "cudaGetDeviceProperties");
+  return prop.name;
+}
+
+// The copy of blocks to the GPU alone, as the covariance stage copies them (pinned host memory, 16
+// blocks in turn, back to back on one stream): the most blocks per second the link carries, which
+// bounds a pipeline whose samples must all cross it.
+double transfer_alone_blocks_per_second(const Settings& settings) {
+  const std::size_t bytes = settings.channels * settings.block_samples * sizeof(es::sample_t), blocks = 16;
+  void* host = nullptr;
+  void* device = nullptr;
+  cudaStream_t stream = nullptr;
+  cudaEvent_t start = nullptr, stop = nullptr;
+  check_cuda(cudaHostAlloc(&host, bytes * blocks, cudaHostAllocDefault), "transfer alone: cudaHostAlloc");
+  std::memset(host, 0, bytes * blocks);
+  check_cuda(cudaMalloc(&device, bytes), "transfer alone: cudaMalloc");
+  check_cuda(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), "transfer alone: cudaStreamCreate");
+  check_cuda(cudaEventCreate(&start), "transfer alone: cudaEventCreate");
+  check_cuda(cudaEventCreate(&stop), "transfer alone: cudaEventCreate");
+  const auto copies = [&](int count) {
+    for (int k = 0; k < count; ++k)
+      check_cuda(cudaMemcpyAsync(device, static_cast<char*>(host) + bytes * std::size_t(k % int(blocks)), bytes,
+                                 cudaMemcpyHostToDevice, stream),
+                 "transfer alone: cudaMemcpyAsync");
+  };
+  copies(200);  // warm-up
+  double seconds = 0;
+  int copied = 0;
+  while (seconds < settings.seconds / 4) {
+    const int count = 1000;
+    check_cuda(cudaEventRecord(start, stream), "transfer alone: cudaEventRecord");
+    copies(count);
+    check_cuda(cudaEventRecord(stop, stream), "transfer alone: cudaEventRecord");
+    check_cuda(cudaEventSynchronize(stop), "transfer alone: copies");
+    float ms = 0;
+    check_cuda(cudaEventElapsedTime(&ms, start, stop), "transfer alone: cudaEventElapsedTime");
+    seconds += double(ms) * 1e-3;
+    copied += count;
+  }
+  cudaEventDestroy(start), cudaEventDestroy(stop), cudaStreamDestroy(stream), cudaFree(device), cudaFreeHost(host);
+  return double(copied) / seconds;
+}
+#endif
 
 json run_case(const Settings& settings, const std::vector<es::sample_t>& signal, bool warm_start) {
   es::CovarianceStageConfig covariance;
@@ -188,6 +250,7 @@ std::string markdown(const json& report) {
      << "`\n\nMachine: " << report["machine"]["cpu"].get<std::string>() << ", " << report["machine"]["cores"].get<int>()
      << " cores; at the start " << report["machine"]["load"]["runnable_threads"].get<int>()
      << " threads runnable, 1-minute load average " << report["machine"]["load"]["load_average_1min"].get<double>()
+     << (report["machine"]["gpu"].is_string() ? "; GPU: " + report["machine"]["gpu"].get<std::string>() : std::string())
      << ". " << s["channels"].get<std::size_t>() << " channels of complex float, blocks of "
      << s["block_samples"].get<std::size_t>() << " snapshots; covariance ("
      << report["cases"]["warm"]["covariance_backend"].get<std::string>() << ", exponential, lambda "
@@ -214,6 +277,14 @@ std::string markdown(const json& report) {
      << report["cases"]["warm"]["fraction_of_source_alone"].get<double>() << " (warm) and "
      << report["cases"]["cold"]["fraction_of_source_alone"].get<double>()
      << " (cold) of that rate (when the source limits the pipeline, 1 minus this is the cost of everything after it).\n";
+  if (report.contains("transfer_alone_blocks_per_second"))
+    md << "\nThe copy of blocks to the GPU alone (pinned host memory, back to back on one stream) gives "
+       << report["transfer_alone_blocks_per_second"].get<double>() << " blocks/s ("
+       << report["transfer_alone_blocks_per_second"].get<double>() * s["block_samples"].get<double>() *
+              s["channels"].get<double>() * double(sizeof(es::sample_t)) / 1e9
+       << " GB/s); the pipeline runs at " << report["cases"]["warm"]["fraction_of_transfer_alone"].get<double>()
+       << " (warm) and " << report["cases"]["cold"]["fraction_of_transfer_alone"].get<double>()
+       << " (cold) of that rate, the most a pipeline whose samples all cross to the GPU can reach.\n";
   md << "\nLatency: from the source's output to the sink, over the whole run. GPU time: the stream time of "
         "the GPU stages' kernels (and copies), summed over the stages, over the measured wall time (stages "
         "on different streams may overlap)"
@@ -281,18 +352,28 @@ int main(int argc, char** argv) {
     const double source_alone = source_alone_blocks_per_second(settings, signal);
     for (const char* name : {"warm", "cold"})
       cases[name]["fraction_of_source_alone"] = cases[name]["blocks_per_second"].get<double>() / source_alone;
+    json gpu = false;
+    double transfer_alone = 0;
+#if defined(EIGSTREAM_HAVE_CUDA)
+    gpu = gpu_description();
+    if (cases["warm"]["covariance_backend"] == "cuda") {
+      transfer_alone = transfer_alone_blocks_per_second(settings);
+      for (const char* name : {"warm", "cold"})
+        cases[name]["fraction_of_transfer_alone"] = cases[name]["blocks_per_second"].get<double>() / transfer_alone;
+    }
+#endif
 
     char date[32];
     const std::time_t now = std::time(nullptr);
     std::strftime(date, sizeof date, "%Y-%m-%d %H:%M UTC", std::gmtime(&now));
     std::string command = "pipebench";
     for (int i = 1; i < argc; ++i) command += std::string(" ") + argv[i];
-    const json report = {
+    json report = {
         {"benchmark", "pipebench"},
         {"command", command},
         {"date", date},
         {"machine", {{"cpu", cpu_model()}, {"cores", static_cast<int>(std::thread::hardware_concurrency())},
-                     {"load", load_at_start}, {"gpu", false}}},
+                     {"load", load_at_start}, {"gpu", gpu}}},
         {"settings",
          {{"channels", settings.channels}, {"block_samples", settings.block_samples}, {"queue", settings.queue},
           {"lambda", settings.lambda}, {"seconds", settings.seconds}, {"backend", settings.backend},
@@ -300,6 +381,7 @@ int main(int argc, char** argv) {
           {"mvdr_backend", settings.mvdr_backend.empty() ? settings.backend : settings.mvdr_backend}}},
         {"cases", cases},
         {"source_alone_blocks_per_second", source_alone}};
+    if (transfer_alone > 0) report["transfer_alone_blocks_per_second"] = transfer_alone;
     const std::string md = markdown(report);
     std::cout << md;
     if (!json_path.empty()) std::ofstream(json_path) << report.dump(2) << "\n";

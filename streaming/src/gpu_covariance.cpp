@@ -22,14 +22,16 @@ std::size_t window_slots(const CovarianceConfig& config) {
 
 GpuCovariance::GpuCovariance(const CovarianceConfig& config, std::size_t subbands)
     : config_(config), n_(std::size_t(config.channels)), subbands_(subbands),
-      stream_("covariance stage: cudaStreamCreate"), timer_(stream_.get()),
+      stream_("covariance stage: cudaStreamCreate"), copy_stream_("covariance stage: cudaStreamCreate"),
+      timer_(stream_.get()), copy_timer_(copy_stream_.get()),
       blas_workspace_(kBlasWorkspaceBytes, stream_.get()), r_(subbands * n_ * n_, stream_.get()),
       ring_(window_slots(config) * subbands * n_ * n_, stream_.get()), ring_weights_(window_slots(config), stream_.get()),
       host_r_(2 * subbands * n_ * n_ * sizeof(cfloat)),
       host_ring_weights_(2 * std::max<std::size_t>(1, window_slots(config)) * sizeof(cfloat)),
       ring_snapshots_(window_slots(config), 0) {
-  for (cudaEvent_t& event : done_)
-    detail::check_cuda(cudaEventCreateWithFlags(&event, cudaEventDisableTiming), "covariance stage: cudaEventCreate");
+  for (cudaEvent_t* events : {done_, copied_, read_})
+    for (std::size_t i = 0; i < 2; ++i)
+      detail::check_cuda(cudaEventCreateWithFlags(&events[i], cudaEventDisableTiming), "covariance stage: cudaEventCreate");
   check_blas(cublasCreate(&blas_), "cublasCreate");
   check_blas(cublasSetStream(blas_, stream_.get()), "cublasSetStream");  // (resets the workspace: set it after)
   // cuBLAS's workspace is ours, allocated now: left to itself, cuBLAS allocates one at its first call.
@@ -44,47 +46,67 @@ GpuCovariance::GpuCovariance(const CovarianceConfig& config, std::size_t subband
 
 GpuCovariance::~GpuCovariance() {
   cublasDestroy(blas_);
-  for (cudaEvent_t event : done_) cudaEventDestroy(event);
+  for (cudaEvent_t* events : {done_, copied_, read_})
+    for (std::size_t i = 0; i < 2; ++i) cudaEventDestroy(events[i]);
+}
+
+void GpuCovariance::lay_out_chunks(std::size_t chunks) {
+  const std::size_t rows = subbands_ * n_, nn = n_ * n_;
+  std::vector<const cfloat*> chunk_pointers;
+  std::vector<cfloat*> product_pointers;
+  std::vector<cfloat> chunk_sum(subbands_ * chunks * subbands_, cfloat(0));  // (subbands x chunks) x subbands
+  for (const auto& x : x_)
+    for (std::size_t s = 0; s < subbands_; ++s)
+      for (std::size_t j = 0; j < chunks; ++j) chunk_pointers.push_back(x->get() + s * n_ + j * kChunk * rows);
+  for (std::size_t s = 0; s < subbands_; ++s)
+    for (std::size_t j = 0; j < chunks; ++j) {
+      product_pointers.push_back(chunk_products_->get() + (s * chunks + j) * nn);
+      chunk_sum[(s * chunks + j) + s * subbands_ * chunks] = 1;
+    }
+  const auto upload = [&](void* to, const void* from, std::size_t bytes) {
+    detail::check_cuda(cudaMemcpyAsync(to, from, bytes, cudaMemcpyHostToDevice, stream_.get()),
+                       "covariance stage: copy to GPU");
+  };
+  upload(chunk_pointers_->get(), chunk_pointers.data(), chunk_pointers.size() * sizeof(const cfloat*));
+  upload(product_pointers_->get(), product_pointers.data(), product_pointers.size() * sizeof(cfloat*));
+  upload(chunk_sum_->get(), chunk_sum.data(), chunk_sum.size() * sizeof(cfloat));
+  // From local vectors: wait for the copies (only when the block length changes).
+  detail::check_cuda(cudaStreamSynchronize(stream_.get()), "covariance stage: copy to GPU");
+  layout_chunks_ = chunks;
 }
 
 void GpuCovariance::update(const sample_t* block, std::size_t snapshots) {
   const std::size_t rows = subbands_ * n_, nn = n_ * n_;
   const std::size_t chunks = (snapshots + kChunk - 1) / kChunk, padded = chunks * kChunk;
-  if (chunks > x_chunks_) {  // room for the longest block so far
-    x_ = std::make_unique<detail::DeviceArray<cfloat>>(rows * padded, stream_.get());
+  if (chunks > x_chunks_) {  // room for the longest block so far; freed in stream_'s order, which
+                             // every copy so far precedes (through copied_)
+    for (auto& x : x_) x = std::make_unique<detail::DeviceArray<cfloat>>(rows * padded, stream_.get());
     chunk_products_ = std::make_unique<detail::DeviceArray<cfloat>>(subbands_ * chunks * nn, stream_.get());
-    chunk_pointers_ = std::make_unique<detail::DeviceArray<const cfloat*>>(subbands_ * chunks, stream_.get());
+    chunk_pointers_ = std::make_unique<detail::DeviceArray<const cfloat*>>(2 * subbands_ * chunks, stream_.get());
     product_pointers_ = std::make_unique<detail::DeviceArray<cfloat*>>(subbands_ * chunks, stream_.get());
     chunk_sum_ = std::make_unique<detail::DeviceArray<cfloat>>(subbands_ * chunks * subbands_, stream_.get());
     x_chunks_ = chunks;
     layout_chunks_ = 0;
   }
-  if (chunks != layout_chunks_) {  // the products' pointers and sums, laid out for this many chunks
-    std::vector<const cfloat*> chunk_pointers;
-    std::vector<cfloat*> product_pointers;
-    std::vector<cfloat> chunk_sum(subbands_ * chunks * subbands_, cfloat(0));  // (subbands x chunks) x subbands
-    for (std::size_t s = 0; s < subbands_; ++s)
-      for (std::size_t j = 0; j < chunks; ++j) {
-        chunk_pointers.push_back(x_->get() + s * n_ + j * kChunk * rows);
-        product_pointers.push_back(chunk_products_->get() + (s * chunks + j) * nn);
-        chunk_sum[(s * chunks + j) + s * subbands_ * chunks] = 1;
-      }
-    const auto upload = [&](void* to, const void* from, std::size_t bytes) {
-      detail::check_cuda(cudaMemcpyAsync(to, from, bytes, cudaMemcpyHostToDevice, stream_.get()),
-                         "covariance stage: copy to GPU");
-    };
-    upload(chunk_pointers_->get(), chunk_pointers.data(), chunk_pointers.size() * sizeof(const cfloat*));
-    upload(product_pointers_->get(), product_pointers.data(), product_pointers.size() * sizeof(cfloat*));
-    upload(chunk_sum_->get(), chunk_sum.data(), chunk_sum.size() * sizeof(cfloat));
-    // From local vectors: wait for the copies (only when the block length changes).
-    detail::check_cuda(cudaStreamSynchronize(stream_.get()), "covariance stage: copy to GPU");
-    layout_chunks_ = chunks;
-  }
-  timer_.begin(DeviceTimer::Kind::copy);
-  detail::check_cuda(cudaMemcpyAsync(x_->get(), block, rows * snapshots * sizeof(cfloat), cudaMemcpyHostToDevice,
-                                     stream_.get()),
+  if (chunks != layout_chunks_) lay_out_chunks(chunks);
+
+  const std::size_t buffer = next_buffer_;
+  next_buffer_ ^= 1;
+  cudaStream_t copy = copy_stream_.get();
+  detail::check_cuda(cudaStreamWaitEvent(copy, read_[buffer], 0), "covariance stage: cudaStreamWaitEvent");
+  copy_timer_.begin(DeviceTimer::Kind::copy);
+  detail::check_cuda(cudaMemcpyAsync(x_[buffer]->get(), block, rows * snapshots * sizeof(cfloat), cudaMemcpyHostToDevice, copy),
                      "covariance stage: copy to GPU");
-  timer_.end();
+  copy_timer_.end();
+  if (padded > snapshots) {  // the last chunk's padding: zeros, whatever an earlier block left there
+    copy_timer_.begin(DeviceTimer::Kind::kernel);
+    detail::check_cuda(
+        cudaMemsetAsync(x_[buffer]->get() + rows * snapshots, 0, rows * (padded - snapshots) * sizeof(cfloat), copy),
+        "covariance stage: clear");
+    copy_timer_.end();
+  }
+  detail::check_cuda(cudaEventRecord(copied_[buffer], copy), "covariance stage: cudaEventRecord");
+  detail::check_cuda(cudaStreamWaitEvent(stream_.get(), copied_[buffer], 0), "covariance stage: cudaStreamWaitEvent");
 
   float alpha, beta;
   cfloat* out;
@@ -102,16 +124,13 @@ void GpuCovariance::update(const sample_t* block, std::size_t snapshots) {
     weight_square_sum_ = step.weight_square_sum(weight_square_sum_, index_t(snapshots));
   }
   timer_.begin(DeviceTimer::Kind::kernel);
-  if (padded > snapshots)  // the last chunk's padding: zeros, whatever an earlier block left there
-    detail::check_cuda(cudaMemsetAsync(x_->get() + rows * snapshots, 0, rows * (padded - snapshots) * sizeof(cfloat),
-                                       stream_.get()),
-                       "covariance stage: clear");
   const cuComplex one{1, 0}, zero{0, 0}, weight{alpha, 0}, keep{beta, 0};
   const auto n = int(n_), products = int(subbands_ * chunks);
-  const auto** a = reinterpret_cast<const cuComplex**>(chunk_pointers_->get());
+  const auto** a = reinterpret_cast<const cuComplex**>(chunk_pointers_->get() + buffer * subbands_ * chunks);
   check_blas(cublasCgemmBatched(blas_, CUBLAS_OP_N, CUBLAS_OP_C, n, n, int(kChunk), &one, a, int(rows), a, int(rows), &zero,
                                 reinterpret_cast<cuComplex**>(product_pointers_->get()), n, products),
              "cublasCgemmBatched");
+  detail::check_cuda(cudaEventRecord(read_[buffer], stream_.get()), "covariance stage: cudaEventRecord");
   // out (n^2 x subbands) = weight * products (n^2 x subbands chunks) * chunk_sum + keep * out
   check_blas(cublasCgemm(blas_, CUBLAS_OP_N, CUBLAS_OP_N, int(nn), int(subbands_), products, &weight,
                          reinterpret_cast<const cuComplex*>(chunk_products_->get()), int(nn),
@@ -157,6 +176,12 @@ void GpuCovariance::request(std::size_t slot, bool read) {
 void GpuCovariance::complete(std::size_t slot) {
   detail::check_cuda(cudaEventSynchronize(done_[slot]), "covariance stage: covariance on the GPU");
   timer_.collect();
+  copy_timer_.collect();
+}
+
+DeviceTime GpuCovariance::take_device_time() noexcept {
+  const DeviceTime products = timer_.take(), copies = copy_timer_.take();
+  return {products.kernel_seconds + copies.kernel_seconds, products.copy_seconds + copies.copy_seconds};
 }
 
 void GpuCovariance::read(std::size_t slot, std::size_t subband, cfloat* out) const {

@@ -7,6 +7,9 @@
 //   exponential:    R <- keep R + (take / L) sum of the chunks (ForgettingStep's weights);
 //   sliding window: S into a ring of `window` slots, and when read R = (sum of the held S) / (sum of
 //                   their L) (one cublasCgemv over the ring).
+// Copies and products overlap: a block's copy to the GPU runs on a stream of its own, into one of
+// two device buffers, while the products of the block before run on the main stream; events order
+// each copy after the last products that read its buffer, and each block's products after its copy.
 // Device memory is allocated at construction and when a block larger than any before arrives (the
 // first block, in a stream of equal blocks).
 #pragma once
@@ -52,25 +55,33 @@ class GpuCovariance {
   // As Covariance: blocks folded in, and the effective number of snapshots behind R.
   index_t blocks() const noexcept { return blocks_; }
   double effective_snapshots() const noexcept { return weight_square_sum_ > 0 ? 1 / weight_square_sum_ : 0; }
-  // The stream time of the updates and reads since the last call.
-  DeviceTime take_device_time() noexcept { return timer_.take(); }
+  // The stream time of the updates and reads since the last call (copies and products overlap).
+  DeviceTime take_device_time() noexcept;
 
  private:
   bool windowed() const noexcept { return config_.mode == CovarianceConfig::Mode::sliding_window; }
 
+  // The products' pointers and the chunk sums, laid out for `chunks` chunks a block.
+  void lay_out_chunks(std::size_t chunks);
+
   CovarianceConfig config_;
   std::size_t n_, subbands_;
-  CudaStream stream_;  // before the device memory: destroyed after it
-  DeviceTimer timer_;
+  CudaStream stream_;       // products and reads; before the device memory: destroyed after it
+  CudaStream copy_stream_;  // blocks to the GPU
+  DeviceTimer timer_, copy_timer_;
   static constexpr std::size_t kBlasWorkspaceBytes = std::size_t(32) << 20;  // cuBLAS's advice for Hopper
   detail::DeviceArray<char> blas_workspace_;
   cublasHandle_t blas_ = nullptr;
   static constexpr std::size_t kChunk = 128;
-  // X padded with zeros to whole chunks; the products (subband by subband, chunk by chunk) and the
-  // pointers cublasCgemmBatched takes to them; the 0/1 matrix that sums each subband's chunks.
-  std::unique_ptr<detail::DeviceArray<cfloat>> x_, chunk_products_, chunk_sum_;
+  // Two buffers of X, each padded with zeros to whole chunks, used in turn: copied_[b] marks the end
+  // of the copy into buffer b, read_[b] the end of the last products that read it. The products
+  // (subband by subband, chunk by chunk) and the pointers cublasCgemmBatched takes to them (those of
+  // buffer b's chunks first, at b * subbands * chunks); the 0/1 matrix that sums each subband's chunks.
+  std::unique_ptr<detail::DeviceArray<cfloat>> x_[2], chunk_products_, chunk_sum_;
   std::unique_ptr<detail::DeviceArray<const cfloat*>> chunk_pointers_;
   std::unique_ptr<detail::DeviceArray<cfloat*>> product_pointers_;
+  cudaEvent_t copied_[2] = {nullptr, nullptr}, read_[2] = {nullptr, nullptr};
+  std::size_t next_buffer_ = 0;
   std::size_t x_chunks_ = 0;       // chunks the buffers have room for
   std::size_t layout_chunks_ = 0;  // chunks the pointers and chunk_sum are laid out for
   detail::DeviceArray<cfloat> r_;
