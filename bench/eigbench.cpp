@@ -763,7 +763,7 @@ json latency_case(Context& ctx, int n, int items, int warmup) {
 // Throughput with many host submitters: `threads` threads submit the matrices of a cold batch (in
 // device memory) one by one to a persistent solver; against the batched kernel on the same batch.
 template <class T>
-json submitters_case(Context& ctx, int n, index_t count, int threads) {
+json submitters_case(Context& ctx, int n, index_t count, int threads, int sms, int idle_sleep_ns) {
   using R = real_t<T>;
   const index_t nn = index_t(n) * n;
   DeviceBuffer<T> a{std::size_t(nn * count)}, v{std::size_t(nn * count)};
@@ -780,6 +780,8 @@ json submitters_case(Context& ctx, int n, index_t count, int threads) {
 
   eigstream::cuda::PersistentOptions po;
   po.max_n = n;
+  po.sms = sms;
+  if (idle_sleep_ns > 0) po.idle_sleep_ns = idle_sleep_ns;
   eigstream::cuda::PersistentSolver<T> solver(po);
   std::vector<double> rates;
   for (int r = 0; r <= ctx.repeat; ++r) {
@@ -1163,12 +1165,16 @@ int main(int argc, char** argv) {
   int steps = 20;
   app.add_option("--json", json_path, "write the results as JSON to this file");
   app.add_option("--markdown", md_path, "write the markdown table to this file");
-  int latency_items = 10000, threads = 4;
+  int latency_items = 10000, threads = 4, sms = 0, idle_sleep_ns = 0;
   app.add_option("--cases", cases, "cold, warm, latency, submitters, svd, or all")
       ->check(CLI::IsMember({"cold", "warm", "latency", "submitters", "svd", "all"}));
   app.add_option("--latency-items", latency_items, "matrices timed one at a time in the latency case")
       ->check(CLI::PositiveNumber);
   app.add_option("--threads", threads, "host threads submitting in the submitters case")->check(CLI::PositiveNumber);
+  app.add_option("--sms", sms, "SMs the persistent solver occupies in the submitters case (0: its default)")
+      ->check(CLI::NonNegativeNumber);
+  app.add_option("--idle-sleep-ns", idle_sleep_ns, "the persistent solver's idle_sleep_ns in the submitters case (0: its default)")
+      ->check(CLI::NonNegativeNumber);
   app.add_option("--sizes", sizes, "matrix sizes n (<= 64)")->delimiter(',');
   app.add_option("--svd-shapes", svd_shapes, "SVD shapes m x n (m >= n, n <= 64, m <= 1024)")->delimiter(',');
   app.add_option("--types", types, "float, complex-float, double, complex-double")->delimiter(',');
@@ -1218,7 +1224,7 @@ int main(int argc, char** argv) {
         if (cases == "submitters" || cases == "all") {
           const index_t count = n <= 32 ? 16384 : 4096;
           std::cerr << "submitters " << type << " n = " << n << " x " << count << "\n";
-          report["cases"].push_back(submitters_case<T>(ctx, n, count, threads));
+          report["cases"].push_back(submitters_case<T>(ctx, n, count, threads, sms, idle_sleep_ns));
         }
         if (cases == "latency" || cases == "submitters" || cases == "svd") continue;
         if (cases != "warm") {
