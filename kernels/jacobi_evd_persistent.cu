@@ -6,7 +6,8 @@
 // the poller (the grid's first block), reads it while waiting: it scans up to 32 slots a round for
 // newly published items and advances a per-ring `visible` count in device memory. Consumers poll
 // only `visible` and their ring's `head` in device memory, and claim position h < visible by
-// advancing head; the claimer then reads the item once from host memory. Idle, the poller sleeps up
+// advancing head (see claim_by_ticket for the two ways); the claimer then reads the item once from
+// host memory. Idle, the poller sleeps up
 // to 1 us between scans and consumers up to idle_sleep_ns between polls. With park_after_ns set, the
 // poller stops after that long without a new item and the consumers follow once nothing is left to
 // claim: the kernel ends ("parks") until a submit launches it again.
@@ -136,7 +137,17 @@ __device__ void poll_rings(const PersistentEvdArgs<T>& args) {
   if (lane == 0) store_release_device(args.poller_done, 1);
 }
 
-// Claims the oldest visible item of ring r: its position, or kNone when there is none.
+// Claiming, two ways. Without parking (device code may submit to ring 1), a consumer claims the
+// oldest visible item of either ring by advancing `head` with a compare-and-swap. With parking, only
+// ring 0 is used (device_queue() needs park_after_us = 0), and a consumer takes a ticket: one
+// fetch-and-add on head, made only while something visible is unclaimed, gives it position t, which
+// it solves once t < visible. Under load every consumer races for head, and the compare-and-swap's
+// retries grew with their number (eigbench's submitters case: 0.69M items/s from 1048 consumers,
+// 1.4M/s from 512); a fetch-and-add always succeeds. A ticket can run ahead of visible (consumers that
+// raced for the last item); its holder waits for position t, or leaves when the poller has stopped
+// first, and the next launch hands the positions out again from visible (PersistentSolver::launch).
+
+// CAS claim: the oldest visible item of ring r, or kNone when there is none.
 template <class T>
 __device__ std::uint64_t try_claim(const PersistentEvdArgs<T>& args, int r) {
   std::uint64_t* head = args.rings[r].head;
@@ -149,11 +160,34 @@ __device__ std::uint64_t try_claim(const PersistentEvdArgs<T>& args, int r) {
   }
 }
 
-// Nothing is left to claim, and nothing more will become visible.
+// CAS claims: nothing is left to claim, and nothing more will become visible.
 template <class T>
 __device__ bool drained(const PersistentEvdArgs<T>& args) {
   return load_acquire_device(args.poller_done) != 0 && load_volatile(args.rings[0].head) >= load_volatile(&args.visible[0]) &&
          load_volatile(args.rings[1].head) >= load_volatile(&args.visible[1]);
+}
+
+// Ticket claims: takes a ticket of ring 0 into `ticket` when the consumer holds none and a visible
+// item is unclaimed; returns the ticket's position once visible (and drops it), else kNone.
+template <class T>
+__device__ std::uint64_t claim_by_ticket(const PersistentEvdArgs<T>& args, std::uint64_t& ticket) {
+  std::uint64_t* head = args.rings[0].head;
+  if (ticket == kNone && load_volatile(head) < load_acquire_device(&args.visible[0]))
+    ticket = atomicAdd(reinterpret_cast<unsigned long long*>(head), 1ull);
+  if (ticket == kNone || ticket >= load_acquire_device(&args.visible[0])) return kNone;
+  const std::uint64_t claimed = ticket;
+  ticket = kNone;
+  return claimed;
+}
+
+// Ticket claims: the poller has stopped, and the consumer's ticket (if any) will not become visible
+// in this launch, or without one, nothing visible is unclaimed. visible is read after poller_done,
+// so it is final.
+template <class T>
+__device__ bool ticket_drained(const PersistentEvdArgs<T>& args, std::uint64_t ticket) {
+  if (load_acquire_device(args.poller_done) == 0) return false;
+  const std::uint64_t visible = load_volatile(&args.visible[0]);
+  return ticket != kNone ? ticket >= visible : load_volatile(args.rings[0].head) >= visible;
 }
 
 // Copies an n x n matrix (leading dimension ld) into dense staging, all of a thread's loads (up to
@@ -233,20 +267,26 @@ __global__ void __launch_bounds__(kBlockThreads<NMAX, BLOCK_PER_ITEM>) persisten
     totals = {before.completed, before.failed, before.cancelled};
   }
   unsigned sleep_ns = 0;
+  const bool tickets = args.park_after_ns != 0;  // how consumers claim (see claim_by_ticket)
+  std::uint64_t ticket = kNone;                  // the leader's ticket of ring 0, if it holds one
 
   for (;;) {
     if (lane == 0) {
       std::uint64_t claimed = kNone;
       int ring = 0;
-      for (; ring < 2 && claimed == kNone; ++ring) claimed = try_claim(args, ring);
-      --ring;
+      if (tickets) {
+        claimed = claim_by_ticket(args, ticket);
+      } else {
+        for (; ring < 2 && claimed == kNone; ++ring) claimed = try_claim(args, ring);
+        --ring;
+      }
       const int run_state = *reinterpret_cast<const volatile int*>(args.run_state);
       if (claimed != kNone) *item = args.rings[ring].slots[claimed & (args.rings[ring].capacity - 1)].item;
       claimed_all[group] = claimed;
       ring_all[group] = ring;
       // Stop when the poller has stopped (shutdown or park) and nothing is left; a cancelling
       // shutdown claims the rest unsolved.
-      stop_all[group] = claimed == kNone && drained(args);
+      stop_all[group] = claimed == kNone && (tickets ? ticket_drained(args, ticket) : drained(args));
       stop_all[group] |= run_state == cuda::detail::kCancel ? 2 : 0;
     }
     g.sync();

@@ -110,6 +110,11 @@ struct PersistentSolver<T>::State {
 
   void launch(const char* op) {
     check_cuda(cudaMemsetAsync(args.poller_done, 0, sizeof(std::uint64_t), stream), op);
+    // Positions the last launch handed out as tickets but never made visible are handed out again
+    // (kernels/jacobi_evd_persistent.cu, claim_by_ticket): head = visible, for both rings.
+    check_cuda(cudaMemcpyAsync(args.rings[0].head, args.visible, 2 * sizeof(std::uint64_t), cudaMemcpyDeviceToDevice,
+                               stream),
+               op);
     check_cuda(kernels::launch_persistent_evd(args, blocks, stream), op);
     ++launches;
   }

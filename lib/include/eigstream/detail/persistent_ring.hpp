@@ -11,8 +11,9 @@
 // States only grow, so "ticket t is finished" is (state & ~kCancelledBit) >= t + capacity.
 //
 // Between the rings and the consumers stands the kernel's poller, which makes published items
-// `visible` (device memory) in order; consumers claim only visible positions, and stop once the
-// poller has stopped (at shutdown, or when it parks) and nothing visible is left. Parking and its
+// `visible` (device memory) in order; consumers solve only visible positions, and stop once the
+// poller has stopped (at shutdown, or when it parks) and nothing visible is left. How they claim
+// (a compare-and-swap on `head`, or with parking a ticket from a fetch-and-add), parking and its
 // handshake with submit are described in kernels/jacobi_evd_persistent.cu.
 #pragma once
 
