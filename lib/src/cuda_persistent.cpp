@@ -5,6 +5,7 @@
 #include "eigstream/persistent.hpp"
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <chrono>
 #include <complex>
@@ -79,7 +80,17 @@ struct PersistentSolver<T>::State {
   std::mutex launch_mutex;                       // one wake at a time
   std::atomic<std::uint64_t> launches{0};
   std::atomic<bool> accepting{true};
-  std::atomic<int> submitting{0};
+  // Submits in progress, counted in shards of their own cache line (a thread keeps its shard), so
+  // that threads submitting at once do not all write one line: shutdown waits for every shard.
+  struct alignas(64) SubmitShard {
+    std::atomic<int> count{0};
+  };
+  std::array<SubmitShard, 16> submitting{};
+  static std::atomic<int>& my_submit_shard(std::array<SubmitShard, 16>& shards) {
+    static std::atomic<unsigned> next_thread{0};
+    thread_local const unsigned mine = next_thread.fetch_add(1, std::memory_order_relaxed) % 16;
+    return shards[mine].count;
+  }
   std::atomic<bool> stopped{false};
 
   ~State() {
@@ -244,31 +255,40 @@ std::optional<Ticket> PersistentSolver<T>::submit(const EvdItem<T>& item, Submit
     std::atomic<int>& count;
     explicit Guard(std::atomic<int>& c) : count(c) { ++count; }
     ~Guard() { --count; }
-  } guard(s.submitting);
+  } guard(State::my_submit_shard(s.submitting));
   if (!s.accepting) invalid(std::string(op) + ": the solver has been shut down");
 
   auto last_check = Clock::now();
+  const auto wait_for_room = [&] {
+    if (Clock::now() - last_check > kKernelCheckInterval) {
+      s.check_kernel(true, op);
+      last_check = Clock::now();
+    }
+    cpu_relax();
+  };
+  const auto publish = [&](std::uint64_t t) {
+    detail::RingSlot<T>& slot = s.slots[t & (s.capacity - 1)];
+    slot.item = item;
+    store_release(&slot.state, t + 1);
+    if (s.args.park_after_ns) s.wake(op);
+    return Ticket{t, false};
+  };
+  if (mode == SubmitMode::wait) {
+    // Take ticket t outright (a fetch-and-add never retries, unlike the compare-and-swap below,
+    // which threads submitting at once kept failing), then wait for slot t to be free.
+    const std::uint64_t t = __atomic_fetch_add(s.host_tail, 1, __ATOMIC_RELAXED);
+    while (load_acquire(&s.slots[t & (s.capacity - 1)].state) != t) wait_for_room();
+    return publish(t);
+  }
   std::uint64_t t = __atomic_load_n(s.host_tail, __ATOMIC_RELAXED);
   for (;;) {
     detail::RingSlot<T>& slot = s.slots[t & (s.capacity - 1)];
     const std::uint64_t state = load_acquire(&slot.state);
-    if (state == t) {
-      if (__atomic_compare_exchange_n(s.host_tail, &t, t + 1, true, __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {
-        slot.item = item;
-        store_release(&slot.state, t + 1);
-        if (s.args.park_after_ns) s.wake(op);
-        return Ticket{t, false};
-      }
+    if (state == t) {  // free: take ticket t unless another submit took it first
+      if (__atomic_compare_exchange_n(s.host_tail, &t, t + 1, true, __ATOMIC_RELAXED, __ATOMIC_RELAXED)) return publish(t);
       continue;  // t now holds the current tail
     }
-    if (state < t) {  // the slot still holds ticket t - capacity: the ring is full
-      if (mode == SubmitMode::fail) return std::nullopt;
-      if (Clock::now() - last_check > kKernelCheckInterval) {
-        s.check_kernel(true, op);
-        last_check = Clock::now();
-      }
-      cpu_relax();
-    }
+    if (state < t) return std::nullopt;  // the slot still holds ticket t - capacity: the ring is full
     t = __atomic_load_n(s.host_tail, __ATOMIC_RELAXED);
   }
 }
@@ -342,7 +362,8 @@ void PersistentSolver<T>::shutdown(ShutdownMode mode) {
   State& s = *state_;
   if (s.stopped) return;
   s.accepting = false;
-  while (s.submitting > 0) std::this_thread::yield();  // submits that passed the check finish publishing
+  for (const auto& shard : s.submitting)  // submits that passed the check finish publishing
+    while (shard.count > 0) std::this_thread::yield();
   s.stopped = true;
   static const int drain = detail::kDrain, cancel = detail::kCancel;
   check_cuda(cudaMemcpyAsync(s.run_state, mode == ShutdownMode::drain ? &drain : &cancel, sizeof(int),
