@@ -14,11 +14,14 @@
 #include <nlohmann/json.hpp>
 
 #include "eigstream/simulation.hpp"
+#include "eigstream/streaming/host_memory.hpp"
 #include "eigstream/streaming/streaming.hpp"
 #include "machine.hpp"
 
 #if defined(EIGSTREAM_HAVE_CUDA)
 #include <cuda_runtime.h>
+
+#include "eigstream/detail/device_array.hpp"
 #endif
 
 #include <chrono>
@@ -29,7 +32,6 @@
 #include <iostream>
 #include <memory>
 #include <sstream>
-#include <stdexcept>
 #include <string>
 #include <thread>
 #include <vector>
@@ -103,9 +105,7 @@ double source_alone_blocks_per_second(const Settings& settings, const std::vecto
 }
 
 #if defined(EIGSTREAM_HAVE_CUDA)
-void check_cuda(cudaError_t status, const char* what) {
-  if (status != cudaSuccess) throw std::runtime_error(std::string(what) + ": " + cudaGetErrorString(status));
-}
+using eigstream::detail::check_cuda;
 
 // The GPU's name, or false without one.
 json gpu_description() {
@@ -116,24 +116,24 @@ json gpu_description() {
   return prop.name;
 }
 
-// The copy of blocks to the GPU alone, as the covariance stage copies them (pinned host memory, 16
-// blocks in turn, back to back on one stream): the most blocks per second the link carries, which
-// bounds a pipeline whose samples must all cross it.
+// The copy of blocks to the GPU alone, as the covariance stage copies them (host memory as the
+// blocks' own, 16 blocks in turn, back to back on one stream): the most blocks per second the link
+// carries, which bounds a pipeline whose samples must all cross it.
 double transfer_alone_blocks_per_second(const Settings& settings) {
   const std::size_t bytes = settings.channels * settings.block_samples * sizeof(es::sample_t), blocks = 16;
-  void* host = nullptr;
+  const es::HostBuffer host_blocks(bytes * blocks);
+  char* host = static_cast<char*>(host_blocks.data());
+  std::memset(host, 0, bytes * blocks);
   void* device = nullptr;
   cudaStream_t stream = nullptr;
   cudaEvent_t start = nullptr, stop = nullptr;
-  check_cuda(cudaHostAlloc(&host, bytes * blocks, cudaHostAllocDefault), "transfer alone: cudaHostAlloc");
-  std::memset(host, 0, bytes * blocks);
   check_cuda(cudaMalloc(&device, bytes), "transfer alone: cudaMalloc");
   check_cuda(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), "transfer alone: cudaStreamCreate");
   check_cuda(cudaEventCreate(&start), "transfer alone: cudaEventCreate");
   check_cuda(cudaEventCreate(&stop), "transfer alone: cudaEventCreate");
   const auto copies = [&](int count) {
     for (int k = 0; k < count; ++k)
-      check_cuda(cudaMemcpyAsync(device, static_cast<char*>(host) + bytes * std::size_t(k % int(blocks)), bytes,
+      check_cuda(cudaMemcpyAsync(device, host + bytes * std::size_t(k % int(blocks)), bytes,
                                  cudaMemcpyHostToDevice, stream),
                  "transfer alone: cudaMemcpyAsync");
   };
@@ -151,7 +151,7 @@ double transfer_alone_blocks_per_second(const Settings& settings) {
     seconds += double(ms) * 1e-3;
     copied += count;
   }
-  cudaEventDestroy(start), cudaEventDestroy(stop), cudaStreamDestroy(stream), cudaFree(device), cudaFreeHost(host);
+  cudaEventDestroy(start), cudaEventDestroy(stop), cudaStreamDestroy(stream), cudaFree(device);
   return double(copied) / seconds;
 }
 #endif

@@ -7,10 +7,10 @@
 // newly published items and advances a per-ring `visible` count in device memory. Consumers poll
 // only `visible` and their ring's `head` in device memory, and claim position h < visible by
 // advancing head (see claim_by_ticket for the two ways); the claimer then reads the item once from
-// host memory. Idle, the poller sleeps up
-// to 1 us between scans and consumers up to idle_sleep_ns between polls. With park_after_ns set, the
-// poller stops after that long without a new item and the consumers follow once nothing is left to
-// claim: the kernel ends ("parks") until a submit launches it again.
+// host memory. Idle, the poller sleeps up to 1 us between scans and consumers up to idle_sleep_ns
+// between polls. With park_after_ns set, the poller stops after that long without a new item and
+// the consumers follow once nothing is left to claim: the kernel ends ("parks") until a submit
+// launches it again.
 //
 // Thread mapping: the kernel is compiled for NMAX, the smallest of {4, 8, 16, 32, 64} holding the
 // solver's max_n, and pads smaller items, and for one of two consumer shapes:

@@ -86,10 +86,10 @@ struct PersistentSolver<T>::State {
     std::atomic<int> count{0};
   };
   std::array<SubmitShard, 16> submitting{};
-  static std::atomic<int>& my_submit_shard(std::array<SubmitShard, 16>& shards) {
+  std::atomic<int>& my_submit_shard() {
     static std::atomic<unsigned> next_thread{0};
-    thread_local const unsigned mine = next_thread.fetch_add(1, std::memory_order_relaxed) % 16;
-    return shards[mine].count;
+    thread_local const unsigned mine = next_thread.fetch_add(1, std::memory_order_relaxed) % submitting.size();
+    return submitting[mine].count;
   }
   std::atomic<bool> stopped{false};
 
@@ -255,7 +255,7 @@ std::optional<Ticket> PersistentSolver<T>::submit(const EvdItem<T>& item, Submit
     std::atomic<int>& count;
     explicit Guard(std::atomic<int>& c) : count(c) { ++count; }
     ~Guard() { --count; }
-  } guard(State::my_submit_shard(s.submitting));
+  } guard(s.my_submit_shard());
   if (!s.accepting) invalid(std::string(op) + ": the solver has been shut down");
 
   auto last_check = Clock::now();

@@ -90,8 +90,7 @@ void GpuCovariance::update(const sample_t* block, std::size_t snapshots) {
   }
   if (chunks != layout_chunks_) lay_out_chunks(chunks);
 
-  const std::size_t buffer = next_buffer_;
-  next_buffer_ ^= 1;
+  const auto buffer = std::size_t(blocks_ % 2);  // the buffers in turn
   cudaStream_t copy = copy_stream_.get();
   detail::check_cuda(cudaStreamWaitEvent(copy, read_[buffer], 0), "covariance stage: cudaStreamWaitEvent");
   copy_timer_.begin(DeviceTimer::Kind::copy);

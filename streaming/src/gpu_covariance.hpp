@@ -73,15 +73,15 @@ class GpuCovariance {
   detail::DeviceArray<char> blas_workspace_;
   cublasHandle_t blas_ = nullptr;
   static constexpr std::size_t kChunk = 128;
-  // Two buffers of X, each padded with zeros to whole chunks, used in turn: copied_[b] marks the end
-  // of the copy into buffer b, read_[b] the end of the last products that read it. The products
-  // (subband by subband, chunk by chunk) and the pointers cublasCgemmBatched takes to them (those of
-  // buffer b's chunks first, at b * subbands * chunks); the 0/1 matrix that sums each subband's chunks.
+  // Two buffers of X, each padded with zeros to whole chunks; block k goes to buffer k % 2.
+  // copied_[b] marks the end of the copy into buffer b, read_[b] the end of the last products that
+  // read it. The products (subband by subband, chunk by chunk) and the pointers cublasCgemmBatched
+  // takes to them (buffer b's chunk pointers from b * subbands * chunks); the 0/1 matrix that sums
+  // each subband's chunks.
   std::unique_ptr<detail::DeviceArray<cfloat>> x_[2], chunk_products_, chunk_sum_;
   std::unique_ptr<detail::DeviceArray<const cfloat*>> chunk_pointers_;
   std::unique_ptr<detail::DeviceArray<cfloat*>> product_pointers_;
   cudaEvent_t copied_[2] = {nullptr, nullptr}, read_[2] = {nullptr, nullptr};
-  std::size_t next_buffer_ = 0;
   std::size_t x_chunks_ = 0;       // chunks the buffers have room for
   std::size_t layout_chunks_ = 0;  // chunks the pointers and chunk_sum are laid out for
   detail::DeviceArray<cfloat> r_;
