@@ -3,7 +3,7 @@
 // launch_evd_batched:
 //  - registers (n <= 32, and n <= 16 for complex double): NMAX lanes per matrix, 128 / NMAX
 //    matrices per block of 128 threads;
-//  - shared memory, a warp per matrix (four per block): complex double at 16 < n <= 32;
+//  - shared memory, a block of 256 threads per matrix: complex double at 16 < n <= 32;
 //  - pairs (n > 32): a block of 256 threads per matrix, jacobi_evd_pairs.cuh.
 #include <cuda_runtime.h>
 
@@ -19,24 +19,20 @@ namespace {
 using evd::Args;
 using evd::GroupLayout;
 
-template <class S, int NMAX, int THREADS, int GROUPS>
-__global__ void __launch_bounds__(THREADS * GROUPS) evd_batched_kernel(Args<S> args, std::size_t group_bytes) {
+// The shared-memory mapping: a block of evd::shared_threads(NMAX) threads per matrix.
+template <class S, int NMAX>
+__global__ void __launch_bounds__(evd::shared_threads(NMAX)) evd_shared_kernel(Args<S> args) {
   extern __shared__ __align__(16) char smem[];
-  const int group = threadIdx.x / THREADS;
-  const index_t b = index_t(blockIdx.x) * GROUPS + group;
-  if (b >= args.count) return;  // whole groups leave together
-  evd::solve_in_shared<S, NMAX, THREADS>(args, b, smem + group * group_bytes, threadIdx.x % THREADS);
+  evd::solve_in_shared<S, NMAX>(args, blockIdx.x, smem, threadIdx.x);
 }
 
-template <class S, int NMAX, int THREADS, int GROUPS>
-cudaError_t launch(const Args<S>& args, cudaStream_t stream) {
-  const std::size_t group_bytes = GroupLayout<S, NMAX>::bytes(args.warm_start != nullptr);
-  const std::size_t bytes = group_bytes * GROUPS;
-  auto kernel = evd_batched_kernel<S, NMAX, THREADS, GROUPS>;
+template <class S, int NMAX>
+cudaError_t launch_shared(const Args<S>& args, cudaStream_t stream) {
+  const std::size_t bytes = GroupLayout<S, NMAX>::bytes;
+  auto kernel = evd_shared_kernel<S, NMAX>;
   cudaError_t status = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(bytes));
   if (status != cudaSuccess) return status;
-  const index_t blocks = (args.count + GROUPS - 1) / GROUPS;
-  kernel<<<unsigned(blocks), THREADS * GROUPS, bytes, stream>>>(args, group_bytes);
+  kernel<<<unsigned(args.count), evd::shared_threads(NMAX), bytes, stream>>>(args);
   return cudaGetLastError();
 }
 
@@ -103,7 +99,7 @@ template <class S>
 cudaError_t load_for() {
   for (cudaError_t status : {load_registers<S, false>(), load_registers<S, true>(), load(evd_pairs_kernel<S>)})
     if (status != cudaSuccess) return status;
-  if constexpr (!evd::kRegistersFit<S, 32>) return load(evd_batched_kernel<S, 32, 32, 4>);
+  if constexpr (!evd::kRegistersFit<S, 32>) return load(evd_shared_kernel<S, 32>);
   return cudaSuccess;
 }
 
@@ -131,7 +127,7 @@ cudaError_t launch_evd_batched(const EvdBatchedArgs<T>& in, cudaStream_t stream)
   if (in.n <= 32) {
     // A row of A and of V in registers: 32 complex doubles each would spill.
     if constexpr (evd::kRegistersFit<S, 32>) return launch_registers<S, 32>(args, stream);
-    else return launch<S, 32, 32, 4>(args, stream);
+    else return launch_shared<S, 32>(args, stream);
   }
   return launch_pairs<S>(args, stream);
 }

@@ -31,6 +31,7 @@
 
 #include "device_scalar.cuh"
 #include "eigstream/detail/jacobi_rotation.hpp"
+#include "eigstream/detail/round_robin.hpp"
 #include "eigstream/options.hpp"
 #include "input_scaling.cuh"
 #include "jacobi_evd_solve.cuh"
@@ -48,11 +49,8 @@ constexpr int kRows = kNmax / kWarps;  // rows of V per lane
 constexpr int kLda = kNmax;     // A during the sweeps: x_k and the x_l of a warp fall in distinct banks
 constexpr int kLdv = kNmax + 1; // V, V0 and products: lanes reading along a row hit distinct banks
 
-// The player in tournament position `pos` after t steps (0 <= t < 63), as detail::round_robin_player.
-__device__ __forceinline__ int player(int pos, int t) {
-  const int i = pos + t;
-  return pos == 0 ? 0 : i > kNmax - 1 ? i - (kNmax - 1) : i;
-}
+// The player in tournament position `pos` after t steps (0 <= t < 63).
+__device__ __forceinline__ int player(int pos, int t) { return detail::round_robin_player(pos, t, kNmax); }
 
 // What the other lanes need of a rotation: J = [[c, s e], [-s conj(e), c]], kept as c and s e.
 template <class S>
@@ -101,22 +99,6 @@ __device__ __forceinline__ void tile_product(const S* X, int ldx, const S* Y, in
 #pragma unroll
       for (int c = 0; c < 4; ++c) acc[r][c] += x[r] * y[c];
   }
-}
-
-// Column update of a pair of columns: (u, w) <- (c u - conj(s) w, s u + c w), s = s e. The fused
-// multiply-adds are spelled out, not left to the compiler's contraction, which differed between the
-// batched and the persistent kernel and made their sweep counts differ by one on some matrices.
-template <class R>
-__device__ __forceinline__ void rotate_columns(R& u, R& w, R c, R s) {
-  const R x = u;
-  u = fma(c, u, -(s * w));
-  w = fma(c, w, s * x);
-}
-template <class R>
-__device__ __forceinline__ void rotate_columns(Cx<R>& u, Cx<R>& w, R c, Cx<R> s) {
-  const Cx<R> x = u;
-  u = {fma(c, u.re, -fma(s.re, w.re, s.im * w.im)), fma(c, u.im, -fma(s.re, w.im, -(s.im * w.re)))};
-  w = {fma(c, w.re, fma(s.re, x.re, -(s.im * x.im))), fma(c, w.im, fma(s.re, x.im, s.im * x.re))};
 }
 
 template <class R>

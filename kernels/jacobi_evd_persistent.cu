@@ -14,12 +14,14 @@
 //
 // Thread mapping: the kernel is compiled for NMAX, the smallest of {4, 8, 16, 32, 64} holding the
 // solver's max_n, and pads smaller items, and for one of two consumer shapes:
-//  - throughput (default): a warp for NMAX <= 32 (four per block of 128 threads; the register solve
-//    on lanes 0 .. NMAX-1, or the warp's shared-memory solve for complex double at 32); many items
-//    are solved at once, each slowly;
-//  - block per item (latency): a block of NMAX^2 / 2 threads (32 to 512), the shared-memory solve
-//    with one thread per rotation and per (row, pair) of a step, so one item finishes soonest.
-// At NMAX = 64 both shapes are the pairs solve (jacobi_evd_pairs.cuh) by a block of 256 threads.
+//  - throughput (default): the register solve on lanes 0 .. NMAX-1 of a warp for NMAX <= 32 (four
+//    warps a block of 128 threads; complex double at 32, whose rows do not fit in registers, takes
+//    the shared-memory solve below), and the pairs solve (jacobi_evd_pairs.cuh) by a block of 256
+//    threads at NMAX = 64; many items are solved at once, each slowly;
+//  - block per item (latency): a block of (NMAX / 2)^2 threads (32 to 256), the shared-memory
+//    solve with a thread per 2 x 2 block of a step and one barrier a step, so one item finishes
+//    soonest. At NMAX = 64 this shape is the pairs solve too: the shared-memory solve's 1024
+//    threads took 4400 cycles a Jacobi step against the pairs solve's 3050 (H100, complex float).
 // The consumer's leader (its thread 0) claims, copies the item into shared memory and publishes
 // completion.
 //
@@ -52,13 +54,19 @@ using evd::Args;
 
 constexpr std::uint64_t kNone = ~std::uint64_t(0);
 
-// Threads of a consumer and of a block, per NMAX and shape (see the file comment).
-constexpr int item_block_threads(int nmax) { return nmax * nmax / 2 < 32 ? 32 : nmax * nmax / 2; }  // NMAX <= 32
-template <int NMAX, bool BLOCK_PER_ITEM>
-inline constexpr int kConsumerThreads =
-    NMAX == 64 ? evd::pairs::kThreads : BLOCK_PER_ITEM ? item_block_threads(NMAX) : 32;
-template <int NMAX, bool BLOCK_PER_ITEM>
-inline constexpr int kBlockThreads = BLOCK_PER_ITEM || NMAX == 64 ? kConsumerThreads<NMAX, BLOCK_PER_ITEM> : 128;
+// The solve of a consumer, per scalar, NMAX and shape (see the file comment), and its threads.
+enum class Solve { registers, pairs, shared };
+template <class S, int NMAX, bool BLOCK_PER_ITEM>
+inline constexpr Solve kSolve = NMAX == 64                                      ? Solve::pairs
+                                : !BLOCK_PER_ITEM && evd::kRegistersFit<S, NMAX> ? Solve::registers
+                                                                                 : Solve::shared;
+template <class S, int NMAX, bool BLOCK_PER_ITEM>
+inline constexpr int kConsumerThreads = kSolve<S, NMAX, BLOCK_PER_ITEM> == Solve::shared ? evd::shared_threads(NMAX)
+                                        : kSolve<S, NMAX, BLOCK_PER_ITEM> == Solve::pairs ? evd::pairs::kThreads
+                                                                                          : 32;
+template <class S, int NMAX, bool BLOCK_PER_ITEM>
+inline constexpr int kBlockThreads =
+    kSolve<S, NMAX, BLOCK_PER_ITEM> == Solve::registers ? 128 : kConsumerThreads<S, NMAX, BLOCK_PER_ITEM>;
 
 __device__ __forceinline__ std::uint64_t load_volatile(const std::uint64_t* p) {
   return *reinterpret_cast<const volatile std::uint64_t*>(p);
@@ -211,42 +219,41 @@ __device__ void stage_in(S* dst, const S* src, index_t ld, int n, int lane) {
   }
 }
 
-// Register solves by warps where a row fits (see evd::kRegistersFit), the shared-memory solve otherwise.
-template <class S, int NMAX, bool BLOCK_PER_ITEM>
-inline constexpr bool kInRegisters = !BLOCK_PER_ITEM && NMAX <= 32 && evd::kRegistersFit<S, NMAX>;
-
 // Shared memory of one consumer: the claimed item, then the solve's scratch.
 template <class S, int NMAX, bool BLOCK_PER_ITEM>
 constexpr std::size_t consumer_bytes() {
-  std::size_t solve = evd::GroupLayout<S, NMAX>::bytes(true);
-  if constexpr (NMAX == 64) solve = evd::PairsLayout<S>::bytes(true);
-  else if constexpr (kInRegisters<S, NMAX, BLOCK_PER_ITEM>)
-    solve = sizeof(evd::RegisterScratch<S, NMAX>) + evd::align16(sizeof(S) * NMAX * (NMAX + 1));
-  return evd::align16(sizeof(EvdItem<std::complex<double>>)) + evd::align16(solve);
+  constexpr Solve solve = kSolve<S, NMAX, BLOCK_PER_ITEM>;
+  std::size_t bytes = evd::GroupLayout<S, NMAX>::bytes;
+  if constexpr (solve == Solve::pairs) bytes = evd::PairsLayout<S>::bytes(true);
+  if constexpr (solve == Solve::registers)
+    bytes = sizeof(evd::RegisterScratch<S, NMAX>) + evd::align16(sizeof(S) * NMAX * (NMAX + 1));
+  return evd::align16(sizeof(EvdItem<std::complex<double>>)) + evd::align16(bytes);
 }
 
-// One item, by a consumer: lanes 0 .. NMAX-1 of a warp, a warp, or a block.
+// One item, by a consumer: lanes 0 .. NMAX-1 of a warp, or a block.
 template <class S, int NMAX, bool BLOCK_PER_ITEM>
 __device__ SolveInfo solve_item(const Args<S>& args, int lane, char* work) {
-  if constexpr (kInRegisters<S, NMAX, BLOCK_PER_ITEM>) {
+  constexpr Solve solve = kSolve<S, NMAX, BLOCK_PER_ITEM>;
+  if constexpr (solve == Solve::registers) {
     if (lane >= NMAX) return {};
     auto& scratch = *reinterpret_cast<evd::RegisterScratch<S, NMAX>*>(work);
     S* warm = reinterpret_cast<S*>(work + evd::align16(sizeof(evd::RegisterScratch<S, NMAX>)));
     return evd::solve_in_registers<S, NMAX>(args, 0, lane, NMAX == 32 ? 0xffffffffu : (1u << NMAX) - 1u, scratch,
                                             warm);
-  } else if constexpr (NMAX == 64) {
+  } else if constexpr (solve == Solve::pairs) {
     return evd::solve_in_pairs<S>(args, 0, work, lane);
   } else {
-    return evd::solve_in_shared<S, NMAX, kConsumerThreads<NMAX, BLOCK_PER_ITEM>>(args, 0, work, lane);
+    return evd::solve_in_shared<S, NMAX>(args, 0, work, lane);
   }
 }
 
 template <class T, int NMAX, bool BLOCK_PER_ITEM>
-__global__ void __launch_bounds__(kBlockThreads<NMAX, BLOCK_PER_ITEM>) persistent_evd_kernel(PersistentEvdArgs<T> args) {
+__global__ void __launch_bounds__(kBlockThreads<typename DeviceScalar<T>::type, NMAX, BLOCK_PER_ITEM>)
+    persistent_evd_kernel(PersistentEvdArgs<T> args) {
   using S = typename DeviceScalar<T>::type;
   using R = real_of<S>;
-  constexpr int THREADS = kConsumerThreads<NMAX, BLOCK_PER_ITEM>;
-  constexpr int kConsumers = kBlockThreads<NMAX, BLOCK_PER_ITEM> / THREADS;
+  constexpr int THREADS = kConsumerThreads<S, NMAX, BLOCK_PER_ITEM>;
+  constexpr int kConsumers = kBlockThreads<S, NMAX, BLOCK_PER_ITEM> / THREADS;
   if (blockIdx.x == 0) {  // the poller's block, first so that it is always resident
     if (threadIdx.x < 32) poll_rings(args);
     return;
@@ -352,8 +359,8 @@ template <class T, int NMAX, bool BLOCK_PER_ITEM>
 cudaError_t shape_of(PersistentShape* shape) {
   using S = typename DeviceScalar<T>::type;
   auto kernel = persistent_evd_kernel<T, NMAX, BLOCK_PER_ITEM>;
-  constexpr int kThreads = kBlockThreads<NMAX, BLOCK_PER_ITEM>;
-  constexpr int kConsumers = kThreads / kConsumerThreads<NMAX, BLOCK_PER_ITEM>;
+  constexpr int kThreads = kBlockThreads<S, NMAX, BLOCK_PER_ITEM>;
+  constexpr int kConsumers = kThreads / kConsumerThreads<S, NMAX, BLOCK_PER_ITEM>;
   const std::size_t bytes = consumer_bytes<S, NMAX, BLOCK_PER_ITEM>() * kConsumers;
   cudaError_t status = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(bytes));
   if (status != cudaSuccess) return status;

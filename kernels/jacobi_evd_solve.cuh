@@ -1,34 +1,43 @@
 // Two-sided Jacobi EVD of one small Hermitian matrix (n <= 64) by a group of GPU threads: the
 // per-matrix solves that the batched kernels (jacobi_evd_batched.cu) and the persistent solver
-// (jacobi_evd_persistent.cu) run for n <= 32 (n > 32: jacobi_evd_pairs.cuh). Two thread mappings:
+// (jacobi_evd_persistent.cu) run. Two thread mappings here (and the pairs solve of
+// jacobi_evd_pairs.cuh for the batched kernel's 32 < n <= 64):
 //  - solve_in_registers (n <= NMAX <= 32): lanes own rows, see jacobi_evd_registers.cuh;
-//  - solve_in_shared (n <= NMAX <= 32): a warp or a block, A and V in shared memory, described here;
-//    complex double at 16 < n <= 32, and the persistent solver's block per item.
+//  - solve_in_shared (n <= NMAX <= 32): a block, A and V in shared memory, described here; complex
+//    double at 16 < n <= 32 (whose rows do not fit in registers), and the persistent solver's block
+//    per item (its latency shape).
 //
-// Algorithm (seed 001): parallel round-robin ordering (eq. 7), n/2 disjoint rotations per step, each
-// step applied as A <- A J (columns) then A <- J^H A (rows), the update split of eqs. 8-10 without
-// the intermediate matrix in device memory. Per-matrix convergence test off(A) <= tol * ||A||_F at
-// the start of every sweep, and early exit. Rotations below tol * ||A||_F / n are skipped. Warm start:
-// B = V0^H A V0 formed on chip, sweeps on B, V = V0 J, then one Newton-Schulz step
-// V <- V (3I - V^H V) / 2, which takes V^H V - I = E to O(E^2): V0 J is only as orthonormal as V0,
-// so without it a chain of warm starts (each V the next V0) drifts from orthonormality by about
-// n * eps per link. A cold V = J needs only unit columns.
+// Algorithm (seed 001): parallel round-robin ordering (eq. 7), n/2 disjoint rotations per step.
+// Per-matrix convergence test off(A) <= tol * ||A||_F at the start of every sweep, and early exit.
+// Rotations below tol * ||A||_F / n are skipped. Warm start: B = V0^H A V0 formed on chip, sweeps on
+// B, V = V0 J, then one Newton-Schulz step V <- V (3I - V^H V) / 2, which takes V^H V - I = E to
+// O(E^2): V0 J is only as orthonormal as V0, so without it a chain of warm starts (each V the next
+// V0) drifts from orthonormality by about n * eps per link. A cold V = J needs only unit columns.
 //
-// solve_in_shared's memory: A and V (and, with a warm start, a product buffer) live in shared memory,
-// column-major with an odd leading dimension (n | 1) against bank conflicts on row accesses. The input
-// is read twice from device memory (scale, then load), the outputs written once. Thread k < n/2 of the
-// group computes rotation k of a step; the column and row phases give each thread the (row or column,
-// pair) items lane, lane + THREADS, ...
+// solve_in_shared's step: both sides at once, in 2 x 2 blocks. With m players (n, or n + 1 and a
+// zero dummy row and column for odd n) and P = m / 2 pairs, work item (k, l) of the P^2 takes:
+//  - rows l, l + P, ... of V's columns of pair k: V <- V J_k;
+//  - for k < l, the block of A in pair k's rows and pair l's columns, J_k^H B J_l, and its mirror
+//    (l, k) as the conjugate transpose; for k == l, pair k's diagonal block, whose new diagonal the
+//    rotation gives and whose off-diagonal entries become zero.
+// A thread per item, (NMAX / 2)^2 threads (at least a warp, at most 256). A is double-buffered: a step reads one
+// buffer and writes every entry of the other, so no item waits for another within a step, and a
+// step takes one barrier. Every item computes the one or two rotations it needs, from the same
+// entries with operations rounded as written (pair_rotation), so they agree bit for bit.
+//
+// Memory: A, its second buffer and V in shared memory, column-major with leading dimension m + 1
+// (odd, against bank conflicts along rows); with a warm start the second buffer first holds A V0.
+// The input is read twice from device memory (scale, then load), the outputs written once.
 #pragma once
 
 #include <cuda_runtime.h>
 
 #include <complex>
 #include <cstdint>
+#include <limits>
 #include <type_traits>
 
 #include "device_scalar.cuh"
-#include "eigstream/detail/jacobi_rotation.hpp"
 #include "eigstream/detail/round_robin.hpp"
 #include "eigstream/options.hpp"
 #include "input_scaling.cuh"
@@ -39,16 +48,81 @@ namespace eigstream::kernels::evd {
 
 
 
+// The rotation J = [[c, s e], [-s conj(e), c]] of a pair (p, q) in a step, e the phase of a_pq.
 template <class S>
 struct Rot {
-  S s_e;    // s * e
-  S s_ec;   // s * conj(e)
+  S s_e;                // s * e
   real_of<S> c;
-  real_of<S> app;  // the 2 x 2 block's diagonal after the rotation
-  real_of<S> aqq;
-  int p, q;
-  int active;
+  real_of<S> shift;     // t |a_pq|: a_pp becomes a_pp - shift, and a_qq becomes a_qq + shift
+  int active;           // 0: a_pq was negligible, J is the identity
 };
+
+// Scalar operations rounded as written: the compiler may not contract them into fused multiply-adds,
+// which it may do differently in two inlined copies of the same code.
+namespace rn {
+__device__ __forceinline__ float mul(float a, float b) { return __fmul_rn(a, b); }
+__device__ __forceinline__ double mul(double a, double b) { return __dmul_rn(a, b); }
+__device__ __forceinline__ float add(float a, float b) { return __fadd_rn(a, b); }
+__device__ __forceinline__ double add(double a, double b) { return __dadd_rn(a, b); }
+__device__ __forceinline__ float sub(float a, float b) { return __fsub_rn(a, b); }
+__device__ __forceinline__ double sub(double a, double b) { return __dsub_rn(a, b); }
+__device__ __forceinline__ float fma(float a, float b, float c) { return __fmaf_rn(a, b, c); }
+__device__ __forceinline__ double fma(double a, double b, double c) { return __fma_rn(a, b, c); }
+__device__ __forceinline__ float rcp(float x) { return __frcp_rn(x); }
+__device__ __forceinline__ double rcp(double x) { return __drcp_rn(x); }
+// 1 / sqrt(x) for normal x > 0: in float the hardware estimate and one Newton step (within about
+// an ulp, and a quarter of the latency of a division and a square root); in double both rounded.
+__device__ __forceinline__ float rsqrt(float x) {
+  const float y = rsqrtf(x);
+  return fma(mul(0.5f, y), fma(-mul(x, y), y, 1.0f), y);
+}
+__device__ __forceinline__ double rsqrt(double x) { return __drcp_rn(__dsqrt_rn(x)); }
+template <class R> __device__ __forceinline__ R abs2(R x) { return mul(x, x); }
+template <class R> __device__ __forceinline__ R abs2(Cx<R> x) { return fma(x.re, x.re, mul(x.im, x.im)); }
+template <class R> __device__ __forceinline__ R scale(R a, R x) { return mul(a, x); }
+template <class R> __device__ __forceinline__ Cx<R> scale(R a, Cx<R> x) { return {mul(a, x.re), mul(a, x.im)}; }
+}  // namespace rn
+
+// The rotation of the pair (p, q) of A (leading dimension ld) that zeroes a_pq (seed 000, eqs. 9-11,
+// as detail::jacobi_rotation), or the identity when |a_pq|^2 <= negligible2. Every thread computing
+// it from the same A gets the same bits (see rn). negligible2 must be at least the smallest normal
+// number, so that 1 / |a_pq| is finite.
+template <class S>
+__device__ __forceinline__ Rot<S> pair_rotation(const S* A, int ld, int p, int q, real_of<S> negligible2) {
+  using R = real_of<S>;
+  const S b = A[p + q * ld];
+  const R app = re(A[p + p * ld]), aqq = re(A[q + q * ld]);
+  const R b2 = rn::abs2(b);
+  if (!(b2 > negligible2)) return {from_real<S>(R(0)), R(1), R(0), 0};
+  const R inv = rn::rsqrt(b2);  // 1 / |b|
+  const R zeta = rn::mul(rn::sub(aqq, app), rn::mul(R(0.5), inv));
+  const R abs_zeta = fabs(zeta);
+  // sqrt(1 + zeta^2), which for huge zeta is |zeta| to working precision (and would overflow).
+  const R q2 = rn::fma(zeta, zeta, R(1));
+  const R root = abs_zeta < R(1) / std::numeric_limits<R>::epsilon() ? rn::mul(q2, rn::rsqrt(q2)) : abs_zeta;
+  const R t_abs = rn::rcp(rn::add(abs_zeta, root));
+  const R t = zeta >= R(0) ? t_abs : -t_abs;
+  const R c = rn::rsqrt(rn::fma(t, t, R(1)));
+  return {rn::scale(rn::mul(rn::mul(t, c), inv), b), c, rn::mul(t, rn::mul(b2, inv)), 1};
+}
+
+// Column update of a pair of columns: (u, w) <- (c u - conj(s) w, s u + c w), s = s e, that is
+// (u, w) <- (u, w) J. The fused multiply-adds are spelled out, not left to the compiler's
+// contraction, which differed between the batched and the persistent kernel and made their sweep
+// counts differ by one on some matrices. Rows (x, y) <- J^H (x, y) are rotate_columns(x, y, c,
+// conj(s e)).
+template <class R>
+__device__ __forceinline__ void rotate_columns(R& u, R& w, R c, R s) {
+  const R x = u;
+  u = fma(c, u, -(s * w));
+  w = fma(c, w, s * x);
+}
+template <class R>
+__device__ __forceinline__ void rotate_columns(Cx<R>& u, Cx<R>& w, R c, Cx<R> s) {
+  const Cx<R> x = u;
+  u = {fma(c, u.re, -fma(s.re, w.re, s.im * w.im)), fma(c, u.im, -fma(s.re, w.im, -(s.im * w.re)))};
+  w = {fma(c, w.re, fma(s.re, x.re, -(s.im * x.im))), fma(c, w.im, fma(s.re, x.im, s.im * x.re))};
+}
 
 template <class S>
 struct Args {
@@ -70,16 +144,18 @@ struct Args {
 
 constexpr std::size_t align16(std::size_t x) { return (x + 15) / 16 * 16; }
 
+// solve_in_shared's shared memory: three NMAX x (NMAX + 1) matrices (A, its second buffer, V) and
+// small buffers.
+// The threads of solve_in_shared: one per work item (see the file comment), at least a warp.
+constexpr int shared_threads(int nmax) { return nmax * nmax / 4 < 32 ? 32 : nmax * nmax / 4; }
+
 template <class S, int NMAX>
 struct GroupLayout {
   static constexpr std::size_t matrix = align16(sizeof(S) * NMAX * (NMAX + 1));
-  static constexpr std::size_t rot = align16(sizeof(Rot<S>) * (NMAX / 2));
   static constexpr std::size_t values = align16(sizeof(real_of<S>) * NMAX);
   static constexpr std::size_t order = align16(sizeof(int) * NMAX);
   static constexpr std::size_t scratch = align16(sizeof(double) * 32);
-  static constexpr std::size_t bytes(bool warm) {
-    return (warm ? 3 : 2) * matrix + rot + values + order + scratch;
-  }
+  static constexpr std::size_t bytes = 3 * matrix + values + order + scratch;
 };
 
 // Each solve returns the matrix's SolveInfo (meaningful in lane 0, which also stores it to args.info).
@@ -145,41 +221,49 @@ __device__ SolveInfo write_results(const Args<S>& args, index_t b, const real_of
   return info;
 }
 
-template <class S, int NMAX, int THREADS>
+// Solves matrix b of `args` (n <= NMAX) on the shared_threads(NMAX) threads of a block (lane =
+// threadIdx.x), with `smem` holding GroupLayout<S, NMAX>::bytes.
+template <class S, int NMAX>
 __device__ SolveInfo solve_in_shared(const Args<S>& args, index_t b, char* smem, int lane) {
+  static_assert(NMAX <= 32, "n > 32: solve_in_pairs");
   using R = real_of<S>;
   using Layout = GroupLayout<S, NMAX>;
+  constexpr int THREADS = shared_threads(NMAX);
   const bool warm = args.warm_start != nullptr;
   const bool want_v = warm || args.vectors != nullptr;
-  S* A = reinterpret_cast<S*>(smem);
-  S* V = reinterpret_cast<S*>(smem + Layout::matrix);
-  Rot<S>* rot = reinterpret_cast<Rot<S>*>(smem + 2 * Layout::matrix);
-  R* w = reinterpret_cast<R*>(smem + 2 * Layout::matrix + Layout::rot);
-  int* rank = reinterpret_cast<int*>(smem + 2 * Layout::matrix + Layout::rot + Layout::values);
-  double* scratch = reinterpret_cast<double*>(smem + 2 * Layout::matrix + Layout::rot + Layout::values + Layout::order);
-  S* P = reinterpret_cast<S*>(smem + 2 * Layout::matrix + Layout::rot + Layout::values + Layout::order + Layout::scratch);
+  char* p = smem;
+  S* A = reinterpret_cast<S*>(p);
+  S* N = reinterpret_cast<S*>(p += Layout::matrix);  // A's second buffer; A V0 before the sweeps
+  S* V = reinterpret_cast<S*>(p += Layout::matrix);
+  R* w = reinterpret_cast<R*>(p += Layout::matrix);
+  int* rank = reinterpret_cast<int*>(p += Layout::values);
+  double* scratch = reinterpret_cast<double*>(p += Layout::order);
   const ThreadGroup<THREADS> g{lane, scratch};
   const int n = args.n;
-  const int ld = n | 1;
+  const int m = detail::round_robin_players(n);
+  const int half = m / 2;
+  const int ld = m + 1;
+  const S zero = from_real<S>(R(0));
   const S* a = args.a + b * args.stride_a;
 
   int exponent = 0;
   if (!scan_input(a, n, n, args.lda, g, lane, exponent)) return write_invalid(args, b, lane, THREADS);
 
   // Pass 2: the scaled lower triangle into A in full Hermitian storage; Hermitian defect and norm.
+  // The dummy row and column of odd n are zero (in V too: V's dummy column is never rotated).
   R defect2 = 0, norm2 = 0;
-  for (int idx = lane; idx < n * n; idx += THREADS) {
-    const int i = idx % n, j = idx / n;
+  for (int idx = lane; idx < m * m; idx += THREADS) {
+    const int i = idx % m, j = idx / m;
+    if (i == n || j == n) {
+      A[i + j * ld] = zero;
+      V[i + j * ld] = zero;
+      continue;
+    }
     const S x = scale2(a[i + index_t(j) * args.lda], exponent);
     const S xt = scale2(a[j + index_t(i) * args.lda], exponent);
     defect2 += abs2(x - conj(xt));
     norm2 += abs2(x);
-    if (i > j) {
-      A[i + j * ld] = x;
-      A[j + i * ld] = conj(x);
-    } else if (i == j) {
-      A[i + i * ld] = from_real<S>(re(x));
-    }
+    A[i + j * ld] = i > j ? x : i == j ? from_real<S>(re(x)) : conj(xt);
   }
   defect2 = g.sum(defect2);
   norm2 = g.sum(norm2);
@@ -192,18 +276,18 @@ __device__ SolveInfo solve_in_shared(const Args<S>& args, index_t b, char* smem,
       V[i + j * ld] = v0[i + index_t(j) * args.ldw];
     }
     g.sync();
-    for (int idx = lane; idx < n * n; idx += THREADS) {  // P = A V0
+    for (int idx = lane; idx < n * n; idx += THREADS) {  // N = A V0
       const int i = idx % n, j = idx / n;
-      S sum = from_real<S>(R(0));
+      S sum = zero;
       for (int k = 0; k < n; ++k) sum += A[i + k * ld] * V[k + j * ld];
-      P[i + j * ld] = sum;
+      N[i + j * ld] = sum;
     }
     g.sync();
-    for (int idx = lane; idx < n * n; idx += THREADS) {  // A = V0^H P, lower triangle mirrored
+    for (int idx = lane; idx < n * n; idx += THREADS) {  // A = V0^H N, lower triangle mirrored
       const int i = idx % n, j = idx / n;
       if (i < j) continue;
-      S sum = from_real<S>(R(0));
-      for (int k = 0; k < n; ++k) sum += conj_mul(V[k + i * ld], P[k + j * ld]);
+      S sum = zero;
+      for (int k = 0; k < n; ++k) sum += conj_mul(V[k + i * ld], N[k + j * ld]);
       A[i + j * ld] = i == j ? from_real<S>(re(sum)) : sum;
       if (i != j) A[j + i * ld] = conj(sum);
     }
@@ -218,98 +302,80 @@ __device__ SolveInfo solve_in_shared(const Args<S>& args, index_t b, char* smem,
   const R norm = sqrt(norm2);
   const R target = args.tol * norm;
   const R negligible = target / R(n);
-  const int m = detail::round_robin_players(n);
-  const int half = m / 2;
+  const R negligible2 = fmax(negligible * negligible, std::numeric_limits<R>::min());
+  S* cur = A;  // the step's A; it writes `next`
+  S* next = N;
   int sweeps = 0;
   R off = 0;
   for (;;) {
     R off2 = 0;
     for (int idx = lane; idx < n * n; idx += THREADS) {
       const int i = idx % n, j = idx / n;
-      if (i != j) off2 += abs2(A[i + j * ld]);
+      if (i != j) off2 += abs2(cur[i + j * ld]);
     }
     off = sqrt(g.sum(off2));
     if (off <= target || sweeps == args.max_sweeps) break;
     ++sweeps;
     for (int step = 0; step < m - 1; ++step) {
-      for (int k = lane; k < half; k += THREADS) {
-        const detail::Pair pq = detail::round_robin_pair(k, step, m);
-        Rot<S> r{};
-        r.active = 0;
-        if (pq.q < n) {
-          const S bpq = A[pq.p + pq.q * ld];
-          const R abs_b = sqrt(abs2(bpq));
-          if (abs_b > negligible) {
-            const R app = re(A[pq.p + pq.p * ld]);
-            const R aqq = re(A[pq.q + pq.q * ld]);
-            const detail::Rotation<R> jr = detail::jacobi_rotation(app, aqq, abs_b);
-            const S e = bpq / abs_b;
-            r = Rot<S>{jr.s * e, jr.s * conj(e), jr.c, app - jr.t * abs_b, aqq + jr.t * abs_b, pq.p, pq.q, 1};
+      if (lane < half * half) {  // work item (k, l)
+        const int k = lane / half, l = lane % half;
+        const detail::Pair pk = detail::round_robin_pair(k, step, m);
+        const int x = pk.p, y = pk.q;
+        const Rot<S> rk = pair_rotation(cur, ld, x, y, negligible2);
+        if (want_v && rk.active)
+          for (int i = l; i < m; i += half) rotate_columns(V[i + x * ld], V[i + y * ld], rk.c, rk.s_e);
+        if (k == l) {  // the diagonal block
+          const R app = re(cur[x + x * ld]), aqq = re(cur[y + y * ld]);
+          next[x + x * ld] = from_real<S>(rk.active ? app - rk.shift : app);
+          next[y + y * ld] = from_real<S>(rk.active ? aqq + rk.shift : aqq);
+          next[x + y * ld] = rk.active ? zero : cur[x + y * ld];
+          next[y + x * ld] = rk.active ? zero : cur[y + x * ld];
+        } else if (k < l) {  // the block (k, l) and its mirror
+          const detail::Pair pl = detail::round_robin_pair(l, step, m);
+          const int xl = pl.p, yl = pl.q;
+          const Rot<S> rl = pair_rotation(cur, ld, xl, yl, negligible2);
+          S b_xx = cur[x + xl * ld], b_xy = cur[x + yl * ld], b_yx = cur[y + xl * ld], b_yy = cur[y + yl * ld];
+          if (rl.active) {  // B J_l: rows x and y as column pairs
+            rotate_columns(b_xx, b_xy, rl.c, rl.s_e);
+            rotate_columns(b_yx, b_yy, rl.c, rl.s_e);
           }
-        }
-        rot[k] = r;
-      }
-      g.sync();
-      for (int idx = lane; idx < n * half; idx += THREADS) {  // A <- A J, V <- V J
-        const Rot<S>& r = rot[idx / n];
-        if (!r.active) continue;
-        const int i = idx % n;
-        S* ap = A + r.p * ld;
-        S* aq = A + r.q * ld;
-        const S x = ap[i], y = aq[i];
-        ap[i] = r.c * x - r.s_ec * y;
-        aq[i] = r.s_e * x + r.c * y;
-        if (want_v) {
-          S* vp = V + r.p * ld;
-          S* vq = V + r.q * ld;
-          const S u = vp[i], v = vq[i];
-          vp[i] = r.c * u - r.s_ec * v;
-          vq[i] = r.s_e * u + r.c * v;
+          if (rk.active) {  // J_k^H B: columns xl and yl as row pairs
+            rotate_columns(b_xx, b_yx, rk.c, conj(rk.s_e));
+            rotate_columns(b_xy, b_yy, rk.c, conj(rk.s_e));
+          }
+          next[x + xl * ld] = b_xx, next[x + yl * ld] = b_xy, next[y + xl * ld] = b_yx, next[y + yl * ld] = b_yy;
+          next[xl + x * ld] = conj(b_xx), next[yl + x * ld] = conj(b_xy), next[xl + y * ld] = conj(b_yx),
+          next[yl + y * ld] = conj(b_yy);
         }
       }
-      g.sync();
-      for (int idx = lane; idx < n * half; idx += THREADS) {  // A <- J^H A
-        const Rot<S>& r = rot[idx / n];
-        if (!r.active) continue;
-        const int j = idx % n;
-        S* col = A + j * ld;
-        if (j == r.p) {
-          col[r.p] = from_real<S>(r.app);
-          col[r.q] = from_real<S>(R(0));
-        } else if (j == r.q) {
-          col[r.p] = from_real<S>(R(0));
-          col[r.q] = from_real<S>(r.aqq);
-        } else {
-          const S x = col[r.p], y = col[r.q];
-          col[r.p] = r.c * x - r.s_e * y;
-          col[r.q] = r.s_ec * x + r.c * y;
-        }
-      }
+      S* const done = cur;
+      cur = next;
+      next = done;
       g.sync();
     }
   }
 
-  // Eigenvalues, unscaled; A is free from here on.
-  for (int i = lane; i < n; i += THREADS) w[i] = scalbn(re(A[i + i * ld]), -exponent);
+  // Eigenvalues, unscaled; both A buffers are free from here on.
+  for (int i = lane; i < n; i += THREADS) w[i] = scalbn(re(cur[i + i * ld]), -exponent);
   g.sync();
   S* v_out = V;
   if (warm) {  // V0 J is only as orthonormal as V0: one Newton-Schulz step (file comment)
-    for (int idx = lane; idx < n * n; idx += THREADS) {  // P = V^H V
+    for (int idx = lane; idx < n * n; idx += THREADS) {  // next = V^H V
       const int i = idx % n, j = idx / n;
-      S sum = from_real<S>(R(0));
+      S sum = zero;
       for (int k = 0; k < n; ++k) sum += conj_mul(V[k + i * ld], V[k + j * ld]);
-      P[i + j * ld] = sum;
+      next[i + j * ld] = sum;
     }
     g.sync();
-    for (int idx = lane; idx < n * n; idx += THREADS) {  // V (3I - P) / 2, into A
+    for (int idx = lane; idx < n * n; idx += THREADS) {  // V (3I - next) / 2, into cur
       const int i = idx % n, j = idx / n;
-      S sum = from_real<S>(R(0));
-      for (int k = 0; k < n; ++k) sum += V[i + k * ld] * P[k + j * ld];
-      A[i + j * ld] = R(1.5) * V[i + j * ld] - R(0.5) * sum;
+      S sum = zero;
+      for (int k = 0; k < n; ++k) sum += V[i + k * ld] * next[k + j * ld];
+      cur[i + j * ld] = R(1.5) * V[i + j * ld] - R(0.5) * sum;
     }
-    v_out = A;
+    v_out = cur;
   } else if (want_v) {
-    normalise_columns(V, ld, n, reinterpret_cast<R*>(A), g, lane);
+    normalise_columns(V, ld, n, reinterpret_cast<R*>(cur), g, lane);
   }
   g.sync();
   return write_results(args, b, w, v_out, ld, rank, sweeps, off, norm, target, g, lane);

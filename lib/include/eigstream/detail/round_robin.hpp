@@ -15,9 +15,11 @@ struct Pair {
 
 EIGSTREAM_HD int round_robin_players(int n) { return n + (n & 1); }
 
-// The player in `seat` at `step` (0 <= step < m - 1) for m players.
+// The player in `seat` at `step` (0 <= step < m - 1) for m players: 1 + (seat - 1 + step) mod (m - 1)
+// for seat > 0, the modulo as one subtraction (the GPU kernels compute this every step).
 EIGSTREAM_HD int round_robin_player(int seat, int step, int m) {
-  return seat == 0 ? 0 : 1 + (seat - 1 + step) % (m - 1);
+  const int i = seat - 1 + step;
+  return seat == 0 ? 0 : 1 + (i >= m - 1 ? i - (m - 1) : i);
 }
 
 // Pair k (0 <= k < m / 2) of `step`.
