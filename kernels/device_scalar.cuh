@@ -49,6 +49,19 @@ template <class R> __device__ __forceinline__ Cx<R> operator*(R a, Cx<R> b) { re
 template <class R> __device__ __forceinline__ Cx<R> operator/(Cx<R> a, R b) { return {a.re / b, a.im / b}; }
 template <class R> __device__ __forceinline__ Cx<R>& operator+=(Cx<R>& a, Cx<R> b) { return a = a + b; }
 
+// One vector access for an entry of memory aligned to 2 sizeof(R), as the solves' shared-memory
+// matrices are (a Cx<R> alone is aligned to sizeof(R), so the compiler moves it in two accesses).
+template <class R> __device__ __forceinline__ R load_vec(const R* p) { return *p; }
+template <class R> __device__ __forceinline__ void store_vec(R* p, R x) { *p = x; }
+template <class R> using Vec2 = std::conditional_t<sizeof(R) == 4, float2, double2>;
+template <class R> __device__ __forceinline__ Cx<R> load_vec(const Cx<R>* p) {
+  const Vec2<R> v = *reinterpret_cast<const Vec2<R>*>(p);
+  return {v.x, v.y};
+}
+template <class R> __device__ __forceinline__ void store_vec(Cx<R>* p, Cx<R> x) {
+  *reinterpret_cast<Vec2<R>*>(p) = Vec2<R>{x.re, x.im};
+}
+
 // conj(a) * b: the term of a dot product a^H b.
 template <class R> __device__ __forceinline__ R conj_mul(R a, R b) { return a * b; }
 template <class R> __device__ __forceinline__ Cx<R> conj_mul(Cx<R> a, Cx<R> b) {

@@ -1,13 +1,15 @@
 // Batched two-sided Jacobi EVD of small Hermitian matrices (n <= 64), the whole solve in one launch;
 // the per-matrix solves are in jacobi_evd_solve.cuh. The mapping is chosen per size and type in
 // launch_evd_batched:
-//  - registers (n <= 32, and n <= 16 for complex double): NMAX lanes per matrix, 128 / NMAX
-//    matrices per block of 128 threads;
-//  - shared memory, a block of 256 threads per matrix: complex double at 16 < n <= 32;
+//  - registers (n <= 32; see kSharedSolve): NMAX lanes per matrix, 128 / NMAX matrices per block of
+//    128 threads;
+//  - shared memory, a block of (NMAX / 2)^2 threads per matrix: complex double at 16 < n <= 32, and
+//    warm starts of complex float at 8 < n <= 32 and of float at 16 < n <= 32;
 //  - pairs (n > 32): a block of 256 threads per matrix, jacobi_evd_pairs.cuh.
 #include <cuda_runtime.h>
 
 #include <complex>
+#include <type_traits>
 
 #include "eigstream_kernels/evd_batched.hpp"
 #include "jacobi_evd_pairs.cuh"
@@ -67,12 +69,11 @@ __global__ void __launch_bounds__(128) evd_registers_kernel(Args<S> args) {
                                    reinterpret_cast<S*>(warm_smem) + group * NMAX * (NMAX + 1));
 }
 
-template <class S, int NMAX>
+template <class S, int NMAX, bool WARM>
 cudaError_t launch_registers(const Args<S>& args, cudaStream_t stream) {
   constexpr int kGroups = 128 / NMAX;
-  const bool warm = args.warm_start != nullptr;
-  const std::size_t bytes = warm ? sizeof(S) * kGroups * NMAX * (NMAX + 1) : 0;
-  auto kernel = warm ? evd_registers_kernel<S, NMAX, true> : evd_registers_kernel<S, NMAX, false>;
+  const std::size_t bytes = WARM ? sizeof(S) * kGroups * NMAX * (NMAX + 1) : 0;
+  auto kernel = evd_registers_kernel<S, NMAX, WARM>;
   cudaError_t status = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(bytes));
   if (status != cudaSuccess) return status;
   const index_t blocks = (args.count + kGroups - 1) / kGroups;
@@ -86,21 +87,46 @@ cudaError_t load(Kernel kernel) {
   return cudaFuncGetAttributes(&attributes, kernel);
 }
 
-template <class S, bool WARM>
-cudaError_t load_registers() {
-  for (cudaError_t status : {load(evd_registers_kernel<S, 4, WARM>), load(evd_registers_kernel<S, 8, WARM>),
-                             load(evd_registers_kernel<S, 16, WARM>)})
-    if (status != cudaSuccess) return status;
-  if constexpr (evd::kRegistersFit<S, 32>) return load(evd_registers_kernel<S, 32, WARM>);
-  return cudaSuccess;
+// The mapping for n <= NMAX <= 32: the register solve, or a block per matrix in shared memory where
+// rows do not fit in registers, or for a warm start where that was faster. The register solve forms
+// B = V0^H A V0 and the closing Newton-Schulz products one row per lane, the block an entry per
+// thread. On an H200 (bench/results/2026-11-23-batched-shared-step.md), warm-started: the block was
+// 1.6-1.7x faster for complex float at n = 16 and 32 and 1.07-1.23x for float at 32 (registers
+// 1.08-1.35x for float at 16); cold, the register solve was faster in all four (1.35-2.3x). Double
+// keeps the register solve (not measured).
+template <class S, int NMAX, bool WARM>
+inline constexpr bool kSharedSolve =
+    !evd::kRegistersFit<S, NMAX> ||
+    (WARM && ((std::is_same_v<S, Cx<float>> && NMAX >= 16) || (std::is_same_v<S, float> && NMAX == 32)));
+
+template <class S, int NMAX, bool WARM>
+cudaError_t launch_small(const Args<S>& args, cudaStream_t stream) {
+  if constexpr (kSharedSolve<S, NMAX, WARM>) return launch_shared<S, NMAX>(args, stream);
+  else return launch_registers<S, NMAX, WARM>(args, stream);
+}
+
+template <class S, int NMAX>
+cudaError_t launch_small(const Args<S>& args, cudaStream_t stream) {
+  return args.warm_start ? launch_small<S, NMAX, true>(args, stream) : launch_small<S, NMAX, false>(args, stream);
+}
+
+template <class S, int NMAX, bool WARM>
+cudaError_t load_small() {
+  if constexpr (kSharedSolve<S, NMAX, WARM>) return load(evd_shared_kernel<S, NMAX>);
+  else return load(evd_registers_kernel<S, NMAX, WARM>);
+}
+
+template <class S, int NMAX>
+cudaError_t load_small() {
+  const cudaError_t status = load_small<S, NMAX, false>();
+  return status != cudaSuccess ? status : load_small<S, NMAX, true>();
 }
 
 template <class S>
 cudaError_t load_for() {
-  for (cudaError_t status : {load_registers<S, false>(), load_registers<S, true>(), load(evd_pairs_kernel<S>)})
+  for (cudaError_t status : {load_small<S, 4>(), load_small<S, 8>(), load_small<S, 16>(), load_small<S, 32>()})
     if (status != cudaSuccess) return status;
-  if constexpr (!evd::kRegistersFit<S, 32>) return load(evd_shared_kernel<S, 32>);
-  return cudaSuccess;
+  return load(evd_pairs_kernel<S>);
 }
 
 }  // namespace
@@ -121,14 +147,10 @@ cudaError_t launch_evd_batched(const EvdBatchedArgs<T>& in, cudaStream_t stream)
                      reinterpret_cast<S*>(in.vectors), in.ldv, in.stride_v,
                      reinterpret_cast<const S*>(in.warm_start), in.ldw, in.stride_w, in.info, in.n, in.count,
                      R(in.tol), R(in.symmetry_tol), in.max_sweeps, in.sort};
-  if (in.n <= 4) return launch_registers<S, 4>(args, stream);
-  if (in.n <= 8) return launch_registers<S, 8>(args, stream);
-  if (in.n <= 16) return launch_registers<S, 16>(args, stream);
-  if (in.n <= 32) {
-    // A row of A and of V in registers: 32 complex doubles each would spill.
-    if constexpr (evd::kRegistersFit<S, 32>) return launch_registers<S, 32>(args, stream);
-    else return launch_shared<S, 32>(args, stream);
-  }
+  if (in.n <= 4) return launch_small<S, 4>(args, stream);
+  if (in.n <= 8) return launch_small<S, 8>(args, stream);
+  if (in.n <= 16) return launch_small<S, 16>(args, stream);
+  if (in.n <= 32) return launch_small<S, 32>(args, stream);
   return launch_pairs<S>(args, stream);
 }
 

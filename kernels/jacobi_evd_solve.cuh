@@ -3,9 +3,10 @@
 // (jacobi_evd_persistent.cu) run. Two thread mappings here (and the pairs solve of
 // jacobi_evd_pairs.cuh for the batched kernel's 32 < n <= 64):
 //  - solve_in_registers (n <= NMAX <= 32): lanes own rows, see jacobi_evd_registers.cuh;
-//  - solve_in_shared (n <= NMAX <= 32): a block, A and V in shared memory, described here; complex
-//    double at 16 < n <= 32 (whose rows do not fit in registers), and the persistent solver's block
-//    per item (its latency shape).
+//  - solve_in_shared (n <= NMAX <= 32): a block, A and V in shared memory, described here: complex
+//    double at 16 < n <= 32 (whose rows do not fit in registers), the batched kernel's warm starts
+//    of complex float at n > 8 and float at n > 16, and the persistent solver's block per item (its
+//    latency shape).
 //
 // Algorithm (seed 001): parallel round-robin ordering (eq. 7), n/2 disjoint rotations per step.
 // Per-matrix convergence test off(A) <= tol * ||A||_F at the start of every sweep, and early exit.
@@ -90,7 +91,7 @@ template <class R> __device__ __forceinline__ Cx<R> scale(R a, Cx<R> x) { return
 template <class S>
 __device__ __forceinline__ Rot<S> pair_rotation(const S* A, int ld, int p, int q, real_of<S> negligible2) {
   using R = real_of<S>;
-  const S b = A[p + q * ld];
+  const S b = load_vec(&A[p + q * ld]);
   const R app = re(A[p + p * ld]), aqq = re(A[q + q * ld]);
   const R b2 = rn::abs2(b);
   if (!(b2 > negligible2)) return {from_real<S>(R(0)), R(1), R(0), 0};
@@ -305,6 +306,8 @@ __device__ SolveInfo solve_in_shared(const Args<S>& args, index_t b, char* smem,
   const R negligible2 = fmax(negligible * negligible, std::numeric_limits<R>::min());
   S* cur = A;  // the step's A; it writes `next`
   S* next = N;
+  const bool has_item = lane < half * half;  // work item (k, l)
+  const int k = lane / half, l = lane % half;
   int sweeps = 0;
   R off = 0;
   for (;;) {
@@ -317,24 +320,29 @@ __device__ SolveInfo solve_in_shared(const Args<S>& args, index_t b, char* smem,
     if (off <= target || sweeps == args.max_sweeps) break;
     ++sweeps;
     for (int step = 0; step < m - 1; ++step) {
-      if (lane < half * half) {  // work item (k, l)
-        const int k = lane / half, l = lane % half;
+      if (has_item) {
         const detail::Pair pk = detail::round_robin_pair(k, step, m);
         const int x = pk.p, y = pk.q;
         const Rot<S> rk = pair_rotation(cur, ld, x, y, negligible2);
         if (want_v && rk.active)
-          for (int i = l; i < m; i += half) rotate_columns(V[i + x * ld], V[i + y * ld], rk.c, rk.s_e);
+          for (int i = l; i < m; i += half) {
+            S u = load_vec(&V[i + x * ld]), v = load_vec(&V[i + y * ld]);
+            rotate_columns(u, v, rk.c, rk.s_e);
+            store_vec(&V[i + x * ld], u);
+            store_vec(&V[i + y * ld], v);
+          }
         if (k == l) {  // the diagonal block
           const R app = re(cur[x + x * ld]), aqq = re(cur[y + y * ld]);
-          next[x + x * ld] = from_real<S>(rk.active ? app - rk.shift : app);
-          next[y + y * ld] = from_real<S>(rk.active ? aqq + rk.shift : aqq);
-          next[x + y * ld] = rk.active ? zero : cur[x + y * ld];
-          next[y + x * ld] = rk.active ? zero : cur[y + x * ld];
+          store_vec(&next[x + x * ld], from_real<S>(rk.active ? app - rk.shift : app));
+          store_vec(&next[y + y * ld], from_real<S>(rk.active ? aqq + rk.shift : aqq));
+          store_vec(&next[x + y * ld], rk.active ? zero : load_vec(&cur[x + y * ld]));
+          store_vec(&next[y + x * ld], rk.active ? zero : load_vec(&cur[y + x * ld]));
         } else if (k < l) {  // the block (k, l) and its mirror
           const detail::Pair pl = detail::round_robin_pair(l, step, m);
           const int xl = pl.p, yl = pl.q;
           const Rot<S> rl = pair_rotation(cur, ld, xl, yl, negligible2);
-          S b_xx = cur[x + xl * ld], b_xy = cur[x + yl * ld], b_yx = cur[y + xl * ld], b_yy = cur[y + yl * ld];
+          S b_xx = load_vec(&cur[x + xl * ld]), b_xy = load_vec(&cur[x + yl * ld]);
+          S b_yx = load_vec(&cur[y + xl * ld]), b_yy = load_vec(&cur[y + yl * ld]);
           if (rl.active) {  // B J_l: rows x and y as column pairs
             rotate_columns(b_xx, b_xy, rl.c, rl.s_e);
             rotate_columns(b_yx, b_yy, rl.c, rl.s_e);
@@ -343,9 +351,10 @@ __device__ SolveInfo solve_in_shared(const Args<S>& args, index_t b, char* smem,
             rotate_columns(b_xx, b_yx, rk.c, conj(rk.s_e));
             rotate_columns(b_xy, b_yy, rk.c, conj(rk.s_e));
           }
-          next[x + xl * ld] = b_xx, next[x + yl * ld] = b_xy, next[y + xl * ld] = b_yx, next[y + yl * ld] = b_yy;
-          next[xl + x * ld] = conj(b_xx), next[yl + x * ld] = conj(b_xy), next[xl + y * ld] = conj(b_yx),
-          next[yl + y * ld] = conj(b_yy);
+          store_vec(&next[x + xl * ld], b_xx), store_vec(&next[x + yl * ld], b_xy);
+          store_vec(&next[y + xl * ld], b_yx), store_vec(&next[y + yl * ld], b_yy);
+          store_vec(&next[xl + x * ld], conj(b_xx)), store_vec(&next[yl + x * ld], conj(b_xy));
+          store_vec(&next[xl + y * ld], conj(b_yx)), store_vec(&next[yl + y * ld], conj(b_yy));
         }
       }
       S* const done = cur;
