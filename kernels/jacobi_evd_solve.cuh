@@ -69,12 +69,18 @@ __device__ __forceinline__ float sub(float a, float b) { return __fsub_rn(a, b);
 __device__ __forceinline__ double sub(double a, double b) { return __dsub_rn(a, b); }
 __device__ __forceinline__ float fma(float a, float b, float c) { return __fmaf_rn(a, b, c); }
 __device__ __forceinline__ double fma(double a, double b, double c) { return __fma_rn(a, b, c); }
-__device__ __forceinline__ float rcp(float x) { return __frcp_rn(x); }
+// 1 / x and 1 / sqrt(x) for normal x > 0: in float the hardware estimate (denormals flushed, which
+// normal x never meets) and one Newton step, within about an ulp and a fraction of the latency of
+// the rounded division and square root; in double both rounded.
+__device__ __forceinline__ float rcp(float x) {
+  float y;
+  asm("rcp.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
+  return fma(y, fma(-x, y, 1.0f), y);
+}
 __device__ __forceinline__ double rcp(double x) { return __drcp_rn(x); }
-// 1 / sqrt(x) for normal x > 0: in float the hardware estimate and one Newton step (within about
-// an ulp, and a quarter of the latency of a division and a square root); in double both rounded.
 __device__ __forceinline__ float rsqrt(float x) {
-  const float y = rsqrtf(x);
+  float y;
+  asm("rsqrt.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
   return fma(mul(0.5f, y), fma(-mul(x, y), y, 1.0f), y);
 }
 __device__ __forceinline__ double rsqrt(double x) { return __drcp_rn(__dsqrt_rn(x)); }

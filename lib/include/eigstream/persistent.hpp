@@ -45,7 +45,7 @@ struct PersistentOptions {
   int max_n = 32;                 // largest item: <= 32 solves an item per warp, <= 64 per block
   // Latency instead of throughput for max_n <= 32: each item is solved by a whole block of
   // (max_n / 2)^2 threads (32 to 256), one thread per 2 x 2 block of a Jacobi step, so it finishes
-  // sooner (H200, complex float, warm: p99 116 us against 561 us at n = 32), but fewer
+  // sooner (H200, complex float, warm: p99 108 us against 563 us at n = 32), but fewer
   // items are solved at once. Off: a warp per item. For max_n > 32 an item always gets a block of
   // 256 threads (p99 349 us at n = 64), and this option changes nothing.
   bool block_per_item = false;
