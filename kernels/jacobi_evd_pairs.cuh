@@ -30,7 +30,6 @@
 #include <cuda_runtime.h>
 
 #include "device_scalar.cuh"
-#include "eigstream/detail/jacobi_rotation.hpp"
 #include "eigstream/detail/round_robin.hpp"
 #include "eigstream/options.hpp"
 #include "input_scaling.cuh"
@@ -206,7 +205,7 @@ __device__ SolveInfo solve_in_pairs(const Args<S>& args, index_t b, char* smem, 
 
   const R norm = sqrt(norm2);
   const R target = args.tol * norm;
-  const R negligible = target / R(n);
+  const R negligible2 = negligible_square(target, n);
   int sweeps = 0, t = 0;
   R off = 0;
   for (;;) {
@@ -223,22 +222,14 @@ __device__ SolveInfo solve_in_pairs(const Args<S>& args, index_t b, char* smem, 
       const int x = player(lane, t), y = player(kNmax - 1 - lane, t);
 
       if (warp == 0) {  // the step's rotations, lane k's of pair k, and the diagonal blocks
-        const S bxy = apq[lane];  // lane k alone touches pair k's a_pq and diagonal entries here
-        const R dx = diag[x], dy = diag[y];
-        const R abs_b = sqrt(abs2(bxy));
-        R c = 1, new_dx = dx, new_dy = dy;
-        S s_e = zero;
-        if (abs_b > negligible) {
-          const detail::Rotation<R> jr = detail::jacobi_rotation(dx, dy, abs_b);
-          c = jr.c;
-          s_e = jr.s * (bxy / abs_b);
-          new_dx = dx - jr.t * abs_b;
-          new_dy = dy + jr.t * abs_b;
+        const R dx = diag[x], dy = diag[y];  // lane k alone touches pair k's a_pq and diagonal here
+        const Rot<S> r = rotation_of(dx, dy, apq[lane], negligible2);
+        if (r.active) {
+          diag[x] = dx - r.shift;
+          diag[y] = dy + r.shift;
           A[x + y * kLda] = A[y + x * kLda] = zero;
         }
-        rot[lane] = {s_e, c};
-        diag[x] = new_dx;
-        diag[y] = new_dy;
+        rot[lane] = {r.s_e, r.c};
       }
       g.sync();
       const pairs::Rotation<S> rk = rot[lane];

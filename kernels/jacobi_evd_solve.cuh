@@ -43,92 +43,17 @@
 #include "eigstream/options.hpp"
 #include "input_scaling.cuh"
 #include "jacobi_evd_registers.cuh"
+#include "jacobi_rotation.cuh"
 #include "thread_group.cuh"
 
 namespace eigstream::kernels::evd {
 
 
 
-// The rotation J = [[c, s e], [-s conj(e), c]] of a pair (p, q) in a step, e the phase of a_pq.
-template <class S>
-struct Rot {
-  S s_e;                // s * e
-  real_of<S> c;
-  real_of<S> shift;     // t |a_pq|: a_pp becomes a_pp - shift, and a_qq becomes a_qq + shift
-  int active;           // 0: a_pq was negligible, J is the identity
-};
-
-// Scalar operations rounded as written: the compiler may not contract them into fused multiply-adds,
-// which it may do differently in two inlined copies of the same code.
-namespace rn {
-__device__ __forceinline__ float mul(float a, float b) { return __fmul_rn(a, b); }
-__device__ __forceinline__ double mul(double a, double b) { return __dmul_rn(a, b); }
-__device__ __forceinline__ float add(float a, float b) { return __fadd_rn(a, b); }
-__device__ __forceinline__ double add(double a, double b) { return __dadd_rn(a, b); }
-__device__ __forceinline__ float sub(float a, float b) { return __fsub_rn(a, b); }
-__device__ __forceinline__ double sub(double a, double b) { return __dsub_rn(a, b); }
-__device__ __forceinline__ float fma(float a, float b, float c) { return __fmaf_rn(a, b, c); }
-__device__ __forceinline__ double fma(double a, double b, double c) { return __fma_rn(a, b, c); }
-// 1 / x and 1 / sqrt(x) for normal x > 0: in float the hardware estimate (denormals flushed, which
-// normal x never meets) and one Newton step, within about an ulp and a fraction of the latency of
-// the rounded division and square root; in double both rounded.
-__device__ __forceinline__ float rcp(float x) {
-  float y;
-  asm("rcp.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
-  return fma(y, fma(-x, y, 1.0f), y);
-}
-__device__ __forceinline__ double rcp(double x) { return __drcp_rn(x); }
-__device__ __forceinline__ float rsqrt(float x) {
-  float y;
-  asm("rsqrt.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
-  return fma(mul(0.5f, y), fma(-mul(x, y), y, 1.0f), y);
-}
-__device__ __forceinline__ double rsqrt(double x) { return __drcp_rn(__dsqrt_rn(x)); }
-template <class R> __device__ __forceinline__ R abs2(R x) { return mul(x, x); }
-template <class R> __device__ __forceinline__ R abs2(Cx<R> x) { return fma(x.re, x.re, mul(x.im, x.im)); }
-template <class R> __device__ __forceinline__ R scale(R a, R x) { return mul(a, x); }
-template <class R> __device__ __forceinline__ Cx<R> scale(R a, Cx<R> x) { return {mul(a, x.re), mul(a, x.im)}; }
-}  // namespace rn
-
-// The rotation of the pair (p, q) of A (leading dimension ld) that zeroes a_pq (seed 000, eqs. 9-11,
-// as detail::jacobi_rotation), or the identity when |a_pq|^2 <= negligible2. Every thread computing
-// it from the same A gets the same bits (see rn). negligible2 must be at least the smallest normal
-// number, so that 1 / |a_pq| is finite.
+// The rotation of the pair (p, q) of A (leading dimension ld): rotation_of its entries.
 template <class S>
 __device__ __forceinline__ Rot<S> pair_rotation(const S* A, int ld, int p, int q, real_of<S> negligible2) {
-  using R = real_of<S>;
-  const S b = load_vec(&A[p + q * ld]);
-  const R app = re(A[p + p * ld]), aqq = re(A[q + q * ld]);
-  const R b2 = rn::abs2(b);
-  if (!(b2 > negligible2)) return {from_real<S>(R(0)), R(1), R(0), 0};
-  const R inv = rn::rsqrt(b2);  // 1 / |b|
-  const R zeta = rn::mul(rn::sub(aqq, app), rn::mul(R(0.5), inv));
-  const R abs_zeta = fabs(zeta);
-  // sqrt(1 + zeta^2), which for huge zeta is |zeta| to working precision (and would overflow).
-  const R q2 = rn::fma(zeta, zeta, R(1));
-  const R root = abs_zeta < R(1) / std::numeric_limits<R>::epsilon() ? rn::mul(q2, rn::rsqrt(q2)) : abs_zeta;
-  const R t_abs = rn::rcp(rn::add(abs_zeta, root));
-  const R t = zeta >= R(0) ? t_abs : -t_abs;
-  const R c = rn::rsqrt(rn::fma(t, t, R(1)));
-  return {rn::scale(rn::mul(rn::mul(t, c), inv), b), c, rn::mul(t, rn::mul(b2, inv)), 1};
-}
-
-// Column update of a pair of columns: (u, w) <- (c u - conj(s) w, s u + c w), s = s e, that is
-// (u, w) <- (u, w) J. The fused multiply-adds are spelled out, not left to the compiler's
-// contraction, which differed between the batched and the persistent kernel and made their sweep
-// counts differ by one on some matrices. Rows (x, y) <- J^H (x, y) are rotate_columns(x, y, c,
-// conj(s e)).
-template <class R>
-__device__ __forceinline__ void rotate_columns(R& u, R& w, R c, R s) {
-  const R x = u;
-  u = fma(c, u, -(s * w));
-  w = fma(c, w, s * x);
-}
-template <class R>
-__device__ __forceinline__ void rotate_columns(Cx<R>& u, Cx<R>& w, R c, Cx<R> s) {
-  const Cx<R> x = u;
-  u = {fma(c, u.re, -fma(s.re, w.re, s.im * w.im)), fma(c, u.im, -fma(s.re, w.im, -(s.im * w.re)))};
-  w = {fma(c, w.re, fma(s.re, x.re, -(s.im * x.im))), fma(c, w.im, fma(s.re, x.im, s.im * x.re))};
+  return rotation_of(re(A[p + p * ld]), re(A[q + q * ld]), load_vec(&A[p + q * ld]), negligible2);
 }
 
 template <class S>
@@ -308,8 +233,7 @@ __device__ SolveInfo solve_in_shared(const Args<S>& args, index_t b, char* smem,
 
   const R norm = sqrt(norm2);
   const R target = args.tol * norm;
-  const R negligible = target / R(n);
-  const R negligible2 = fmax(negligible * negligible, std::numeric_limits<R>::min());
+  const R negligible2 = negligible_square(target, n);
   S* cur = A;  // the step's A; it writes `next`
   S* next = N;
   const bool has_item = lane < half * half;  // work item (k, l)
