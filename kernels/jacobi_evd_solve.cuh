@@ -21,10 +21,11 @@
 //  - for k < l, the block of A in pair k's rows and pair l's columns, J_k^H B J_l, and its mirror
 //    (l, k) as the conjugate transpose; for k == l, pair k's diagonal block, whose new diagonal the
 //    rotation gives and whose off-diagonal entries become zero.
-// A thread per item, (NMAX / 2)^2 threads (at least a warp, at most 256). A is double-buffered: a step reads one
-// buffer and writes every entry of the other, so no item waits for another within a step, and a
-// step takes one barrier. Every item computes the one or two rotations it needs, from the same
-// entries with operations rounded as written (pair_rotation), so they agree bit for bit.
+// A thread per item: (NMAX / 2)^2 threads, at least a warp and at most 256. A is double-buffered: a
+// step reads one buffer and writes every entry of the other, so no item waits for another within a
+// step, and a step takes one barrier. Every item computes the one or two rotations it needs, from
+// the same entries with operations rounded as written (pair_rotation, jacobi_rotation.cuh), so they
+// agree bit for bit.
 //
 // Memory: A, its second buffer and V in shared memory, column-major with leading dimension m + 1
 // (odd, against bank conflicts along rows); with a warm start the second buffer first holds A V0.
@@ -35,7 +36,6 @@
 
 #include <complex>
 #include <cstdint>
-#include <limits>
 #include <type_traits>
 
 #include "device_scalar.cuh"
@@ -47,8 +47,6 @@
 #include "thread_group.cuh"
 
 namespace eigstream::kernels::evd {
-
-
 
 // The rotation of the pair (p, q) of A (leading dimension ld): rotation_of its entries.
 template <class S>
