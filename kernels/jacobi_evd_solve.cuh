@@ -74,11 +74,11 @@ struct Args {
 
 constexpr std::size_t align16(std::size_t x) { return (x + 15) / 16 * 16; }
 
-// solve_in_shared's shared memory: three NMAX x (NMAX + 1) matrices (A, its second buffer, V) and
-// small buffers.
 // The threads of solve_in_shared: one per work item (see the file comment), at least a warp.
 constexpr int shared_threads(int nmax) { return nmax * nmax / 4 < 32 ? 32 : nmax * nmax / 4; }
 
+// solve_in_shared's shared memory: three NMAX x (NMAX + 1) matrices (A, its second buffer, V), and
+// small buffers: the eigenvalues, their order, and the group's reduction scratch.
 template <class S, int NMAX>
 struct GroupLayout {
   static constexpr std::size_t matrix = align16(sizeof(S) * NMAX * (NMAX + 1));
