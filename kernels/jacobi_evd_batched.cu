@@ -3,7 +3,7 @@
 // launch_evd_batched:
 //  - registers (n <= 32; see kSharedSolve): NMAX lanes per matrix, 128 / NMAX matrices per block of
 //    128 threads;
-//  - shared memory, a block of (NMAX / 2)^2 threads per matrix: complex double at 16 < n <= 32, and
+//  - shared memory, a block of evd::shared_threads(NMAX) per matrix: complex double at 16 < n <= 32, and
 //    warm starts of complex float at 8 < n <= 32 and of float at 16 < n <= 32;
 //  - pairs (n > 32): a block of 256 threads per matrix, jacobi_evd_pairs.cuh.
 #include <cuda_runtime.h>

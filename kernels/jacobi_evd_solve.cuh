@@ -15,17 +15,18 @@
 // O(E^2): V0 J is only as orthonormal as V0, so without it a chain of warm starts (each V the next
 // V0) drifts from orthonormality by about n * eps per link. A cold V = J needs only unit columns.
 //
-// solve_in_shared's step: both sides at once, in 2 x 2 blocks. With m players (n, or n + 1 and a
-// zero dummy row and column for odd n) and P = m / 2 pairs, work item (k, l) of the P^2 takes:
-//  - rows l, l + P, ... of V's columns of pair k: V <- V J_k;
-//  - for k < l, the block of A in pair k's rows and pair l's columns, J_k^H B J_l, and its mirror
-//    (l, k) as the conjugate transpose; for k == l, pair k's diagonal block, whose new diagonal the
-//    rotation gives and whose off-diagonal entries become zero.
-// A thread per item: (NMAX / 2)^2 threads, at least a warp and at most 256. A is double-buffered: a
-// step reads one buffer and writes every entry of the other, so no item waits for another within a
-// step, and a step takes one barrier. Every item computes the one or two rotations it needs, from
-// the same entries with operations rounded as written (pair_rotation, jacobi_rotation.cuh), so they
-// agree bit for bit.
+// solve_in_shared's step: both sides at once, in 2 x 2 blocks, by work items of three kinds, each
+// kind in whole warps of its own (StepItems). With m players (n, or n + 1 and a zero dummy row and
+// column for odd n) and P = m / 2 pairs:
+//  - V: an item rotates four of the m rows of pair k's two columns, V <- V J_k;
+//  - off-diagonal blocks: item (k, l), k < l, takes the block of A in pair k's rows and pair l's
+//    columns, J_k^H B J_l, and writes its mirror (l, k) as the conjugate transpose;
+//  - diagonal blocks: item k takes pair k's, whose new diagonal the rotation gives and whose
+//    off-diagonal entries become zero.
+// A is double-buffered: a step reads one buffer and writes every entry of the other. The step's
+// rotations are in shared memory, each computed once, in the step before, by the block item that
+// holds its off-diagonal entry (the first step's by the first P threads), into a second buffer. So a
+// step takes one barrier.
 //
 // Memory: A, its second buffer and V in shared memory, column-major with leading dimension m + 1
 // (odd, against bank conflicts along rows); with a warm start the second buffer first holds A V0.
@@ -74,18 +75,23 @@ struct Args {
 
 constexpr std::size_t align16(std::size_t x) { return (x + 15) / 16 * 16; }
 
-// The threads of solve_in_shared: one per work item (see the file comment), at least a warp.
-constexpr int shared_threads(int nmax) { return nmax * nmax / 4 < 32 ? 32 : nmax * nmax / 4; }
+// The threads of solve_in_shared, in whole warps of one kind of work item each (StepItems): the
+// rotations of V, the off-diagonal blocks of A, and the diagonal blocks of A.
+constexpr int whole_warps(int threads) { return (threads + 31) / 32 * 32; }
+constexpr int shared_v_threads(int nmax) { return whole_warps(nmax / 2 * ((nmax / 2 + 1) / 2)); }
+constexpr int shared_block_threads(int nmax) { return whole_warps(nmax / 2 * (nmax / 2 - 1) / 2); }
+constexpr int shared_threads(int nmax) { return shared_v_threads(nmax) + shared_block_threads(nmax) + 32; }
 
 // solve_in_shared's shared memory: three NMAX x (NMAX + 1) matrices (A, its second buffer, V), and
-// small buffers: the eigenvalues, their order, and the group's reduction scratch.
+// small buffers: a step's rotations, the eigenvalues, their order, and the group's reduction scratch.
 template <class S, int NMAX>
 struct GroupLayout {
   static constexpr std::size_t matrix = align16(sizeof(S) * NMAX * (NMAX + 1));
+  static constexpr std::size_t rotations = align16(sizeof(Rot<S>) * NMAX);  // two steps' worth
   static constexpr std::size_t values = align16(sizeof(real_of<S>) * NMAX);
   static constexpr std::size_t order = align16(sizeof(int) * NMAX);
   static constexpr std::size_t scratch = align16(sizeof(double) * 32);
-  static constexpr std::size_t bytes = 3 * matrix + values + order + scratch;
+  static constexpr std::size_t bytes = 3 * matrix + rotations + values + order + scratch;
 };
 
 // Each solve returns the matrix's SolveInfo (meaningful in lane 0, which also stores it to args.info).
@@ -151,6 +157,58 @@ __device__ SolveInfo write_results(const Args<S>& args, index_t b, const real_of
   return info;
 }
 
+// A thread's work item in every step of solve_in_shared, for P pairs (P = m / 2) and Q = (P + 1) / 2,
+// by its warp's kind (shared_threads):
+//  - V: thread t < P Q of the first warps rotates rows r, r + Q, r + 2Q, r + 3Q (those < m) of pair
+//    k's two columns, k = t / Q, r = t % Q;
+//  - blocks: thread t < P (P - 1) / 2 of the next warps takes the block (k, l), k < l, in row-major
+//    order, with the next step's rotations whose off-diagonal entry it holds (below);
+//  - diagonal: thread t < P of the last warp takes pair t's diagonal block (k == l == t).
+// The next step's rotations: from one step to the next, the players in seats 2 .. m - 1 move one seat
+// down and the one in seat 1 moves to seat m - 1 (round_robin_player), so the next step's pair 0
+// (seats 0 and m - 1) sits now in seats 0 and 1, in block (0, 1); its pair j, 1 <= j <= P - 2, in
+// seats j + 1 and m - j, in block (j - 1, j + 1); its pair P - 1 in seats P + 1 and P, in block
+// (P - 2, P - 1). With P == 2 block (0, 1) holds both; with P == 1 the pair stays, and its diagonal
+// item computes it.
+struct StepItems {
+  enum Kind { none, v_rows, block, diagonal };
+  struct Owned {
+    bool u_second, v_second;  // whether its players sit in the second seat of pair k, of pair l
+    int pair;                 // its index in the next step
+  };
+  Kind kind = none;
+  int k = 0, l = 0;  // the item's pairs: V's pair k, A's block (k, l) or pair k's diagonal block
+  int row = 0;       // V's first row
+  int owned = 0;
+  Owned own[2];
+
+  __device__ StepItems(int t, int half, int v_threads, int block_threads) {
+    if (t < v_threads) {
+      const int quarter = (half + 1) / 2;
+      if (t < half * quarter) kind = v_rows, k = t / quarter, row = t % quarter;
+      return;
+    }
+    t -= v_threads;
+    if (t >= block_threads) {
+      if (t - block_threads < half) kind = diagonal, k = l = t - block_threads;
+      return;
+    }
+    if (t >= half * (half - 1) / 2) return;
+    kind = block;
+    while (t >= half - 1 - k) t -= half - 1 - k, ++k;
+    l = k + 1 + t;
+    // Assigned without a variable index, which would put `own` in local memory.
+    const bool first = k == 0 && l == 1, middle = l == k + 2, last = k == half - 2 && l == half - 1;
+    const Owned last_pair{true, true, half - 1};
+    own[0] = first ? Owned{false, false, 0} : middle ? Owned{true, false, k + 1} : last_pair;
+    own[1] = last_pair;
+    owned = first + middle + last;
+  }
+};
+
+// The player in a seat at the next step, from the one there now (detail::round_robin_player).
+__device__ __forceinline__ int next_player(int player, int m) { return player == 0 ? 0 : player == m - 1 ? 1 : player + 1; }
+
 // Solves matrix b of `args` (n <= NMAX) on the shared_threads(NMAX) threads of a block (lane =
 // threadIdx.x), with `smem` holding GroupLayout<S, NMAX>::bytes.
 template <class S, int NMAX>
@@ -165,7 +223,8 @@ __device__ SolveInfo solve_in_shared(const Args<S>& args, index_t b, char* smem,
   S* A = reinterpret_cast<S*>(p);
   S* N = reinterpret_cast<S*>(p += Layout::matrix);  // A's second buffer; A V0 before the sweeps
   S* V = reinterpret_cast<S*>(p += Layout::matrix);
-  R* w = reinterpret_cast<R*>(p += Layout::matrix);
+  Rot<S>* rot = reinterpret_cast<Rot<S>*>(p += Layout::matrix);  // the step's, one per pair
+  R* w = reinterpret_cast<R*>(p += Layout::rotations);
   int* rank = reinterpret_cast<int*>(p += Layout::values);
   double* scratch = reinterpret_cast<double*>(p += Layout::order);
   const ThreadGroup<THREADS> g{lane, scratch};
@@ -234,8 +293,16 @@ __device__ SolveInfo solve_in_shared(const Args<S>& args, index_t b, char* smem,
   const R negligible2 = negligible_square(target, n);
   S* cur = A;  // the step's A; it writes `next`
   S* next = N;
-  const bool has_item = lane < half * half;  // work item (k, l)
-  const int k = lane / half, l = lane % half;
+  Rot<S>* rot_cur = rot;  // the step's rotations; its items write the next step's into rot_next
+  Rot<S>* rot_next = rot + half;
+  const StepItems items(lane, half, shared_v_threads(NMAX), shared_block_threads(NMAX));
+  // The players of the item's pairs k and l, in their first seats (k, l) and second (m - 1 - k, ...).
+  int k_first = detail::round_robin_player(items.k, 0, m), k_second = detail::round_robin_player(m - 1 - items.k, 0, m);
+  int l_first = detail::round_robin_player(items.l, 0, m), l_second = detail::round_robin_player(m - 1 - items.l, 0, m);
+  if (lane < half) {
+    const detail::Pair pr = detail::round_robin_pair(lane, 0, m);
+    store_rotation(&rot_cur[lane], pair_rotation(cur, ld, pr.p, pr.q, negligible2));
+  }
   int sweeps = 0;
   R off = 0;
   for (;;) {
@@ -244,50 +311,84 @@ __device__ SolveInfo solve_in_shared(const Args<S>& args, index_t b, char* smem,
       const int i = idx % n, j = idx / n;
       if (i != j) off2 += abs2(cur[i + j * ld]);
     }
-    off = sqrt(g.sum(off2));
+    off = sqrt(g.sum(off2));  // its barriers also order the first rotations before their readers
     if (off <= target || sweeps == args.max_sweeps) break;
     ++sweeps;
     for (int step = 0; step < m - 1; ++step) {
-      if (has_item) {
-        const detail::Pair pk = detail::round_robin_pair(k, step, m);
-        const int x = pk.p, y = pk.q;
-        const Rot<S> rk = pair_rotation(cur, ld, x, y, negligible2);
-        if (want_v && rk.active)
-          for (int i = l; i < m; i += half) {
-            S u = load_vec(&V[i + x * ld]), v = load_vec(&V[i + y * ld]);
-            rotate_columns(u, v, rk.c, rk.s_e);
-            store_vec(&V[i + x * ld], u);
-            store_vec(&V[i + y * ld], v);
+      const int x = min(k_first, k_second), y = max(k_first, k_second);  // pair k, and pair l below
+      if (items.kind == StepItems::v_rows) {  // V <- V J_k on four rows of pair k's columns
+        const Rot<S> r = rot_cur[items.k];
+        if (r.active) {
+          S* const vx = V + x * ld;
+          S* const vy = V + y * ld;
+          const int quarter = (half + 1) / 2;
+          S u[4], w[4];
+#pragma unroll
+          for (int i = 0; i < 4; ++i) {  // all loads first; a row past the last reads row m - 1, unused
+            const int row = min(items.row + i * quarter, m - 1);
+            u[i] = load_vec(&vx[row]), w[i] = load_vec(&vy[row]);
           }
-        if (k == l) {  // the diagonal block
-          const R app = re(cur[x + x * ld]), aqq = re(cur[y + y * ld]);
-          store_vec(&next[x + x * ld], from_real<S>(rk.active ? app - rk.shift : app));
-          store_vec(&next[y + y * ld], from_real<S>(rk.active ? aqq + rk.shift : aqq));
-          store_vec(&next[x + y * ld], rk.active ? zero : load_vec(&cur[x + y * ld]));
-          store_vec(&next[y + x * ld], rk.active ? zero : load_vec(&cur[y + x * ld]));
-        } else if (k < l) {  // the block (k, l) and its mirror
-          const detail::Pair pl = detail::round_robin_pair(l, step, m);
-          const int xl = pl.p, yl = pl.q;
-          const Rot<S> rl = pair_rotation(cur, ld, xl, yl, negligible2);
-          S b_xx = load_vec(&cur[x + xl * ld]), b_xy = load_vec(&cur[x + yl * ld]);
-          S b_yx = load_vec(&cur[y + xl * ld]), b_yy = load_vec(&cur[y + yl * ld]);
-          if (rl.active) {  // B J_l: rows x and y as column pairs
-            rotate_columns(b_xx, b_xy, rl.c, rl.s_e);
-            rotate_columns(b_yx, b_yy, rl.c, rl.s_e);
+#pragma unroll
+          for (int i = 0; i < 4; ++i) {
+            const int row = items.row + i * quarter;
+            rotate_columns(u[i], w[i], r.c, r.s_e);
+            if (row < m) store_vec(&vx[row], u[i]), store_vec(&vy[row], w[i]);
           }
-          if (rk.active) {  // J_k^H B: columns xl and yl as row pairs
-            rotate_columns(b_xx, b_yx, rk.c, conj(rk.s_e));
-            rotate_columns(b_xy, b_yy, rk.c, conj(rk.s_e));
-          }
-          store_vec(&next[x + xl * ld], b_xx), store_vec(&next[x + yl * ld], b_xy);
-          store_vec(&next[y + xl * ld], b_yx), store_vec(&next[y + yl * ld], b_yy);
-          store_vec(&next[xl + x * ld], conj(b_xx)), store_vec(&next[yl + x * ld], conj(b_xy));
-          store_vec(&next[xl + y * ld], conj(b_yx)), store_vec(&next[yl + y * ld], conj(b_yy));
+        }
+      } else if (items.kind == StepItems::diagonal) {
+        const Rot<S> rk = rot_cur[items.k];
+        const R app = re(cur[x + x * ld]), aqq = re(cur[y + y * ld]);
+        const R new_pp = rk.active ? app - rk.shift : app, new_qq = rk.active ? aqq + rk.shift : aqq;
+        const S new_pq = rk.active ? zero : load_vec(&cur[x + y * ld]);
+        store_vec(&next[x + x * ld], from_real<S>(new_pp));
+        store_vec(&next[y + y * ld], from_real<S>(new_qq));
+        store_vec(&next[x + y * ld], new_pq);
+        store_vec(&next[y + x * ld], conj(new_pq));
+        if (half == 1) store_rotation(&rot_next[0], rotation_of(new_pp, new_qq, new_pq, negligible2));  // the pair stays
+      } else if (items.kind == StepItems::block) {  // pair k's rows and pair l's columns, and the mirror
+        const int xl = min(l_first, l_second), yl = max(l_first, l_second);
+        const Rot<S> rk = rot_cur[items.k], rl = rot_cur[items.l];
+        S b_xx = load_vec(&cur[x + xl * ld]), b_xy = load_vec(&cur[x + yl * ld]);
+        S b_yx = load_vec(&cur[y + xl * ld]), b_yy = load_vec(&cur[y + yl * ld]);
+        if (rl.active) {  // B J_l: rows x and y as column pairs
+          rotate_columns(b_xx, b_xy, rl.c, rl.s_e);
+          rotate_columns(b_yx, b_yy, rl.c, rl.s_e);
+        }
+        if (rk.active) {  // J_k^H B: columns xl and yl as row pairs
+          rotate_columns(b_xx, b_yx, rk.c, conj(rk.s_e));
+          rotate_columns(b_xy, b_yy, rk.c, conj(rk.s_e));
+        }
+        store_vec(&next[x + xl * ld], b_xx), store_vec(&next[x + yl * ld], b_xy);
+        store_vec(&next[y + xl * ld], b_yx), store_vec(&next[y + yl * ld], b_yy);
+        store_vec(&next[xl + x * ld], conj(b_xx)), store_vec(&next[yl + x * ld], conj(b_xy));
+        store_vec(&next[xl + y * ld], conj(b_yx)), store_vec(&next[yl + y * ld], conj(b_yy));
+        // The next step's rotations whose off-diagonal entry this block holds (StepItems): from that
+        // entry and the two diagonal entries after this step, as pair k's and l's diagonal items
+        // compute them.
+#pragma unroll
+        for (int o = 0; o < 2; ++o) {
+          if (o == items.owned) break;
+          const int u = items.own[o].u_second ? k_second : k_first;
+          const int v = items.own[o].v_second ? l_second : l_first;
+          const bool u_is_x = u == x, v_is_x = v == xl;
+          const S b_uv = u_is_x ? (v_is_x ? b_xx : b_xy) : (v_is_x ? b_yx : b_yy);
+          const R a_uu = re(cur[u + u * ld]), a_vv = re(cur[v + v * ld]);
+          const R new_uu = rk.active ? (u_is_x ? a_uu - rk.shift : a_uu + rk.shift) : a_uu;
+          const R new_vv = rl.active ? (v_is_x ? a_vv - rl.shift : a_vv + rl.shift) : a_vv;
+          const bool u_first = u < v;
+          store_rotation(&rot_next[items.own[o].pair],
+                         rotation_of(u_first ? new_uu : new_vv, u_first ? new_vv : new_uu,
+                                     u_first ? b_uv : conj(b_uv), negligible2));
         }
       }
+      k_first = next_player(k_first, m), k_second = next_player(k_second, m);
+      l_first = next_player(l_first, m), l_second = next_player(l_second, m);
       S* const done = cur;
       cur = next;
       next = done;
+      Rot<S>* const used = rot_cur;
+      rot_cur = rot_next;
+      rot_next = used;
       g.sync();
     }
   }

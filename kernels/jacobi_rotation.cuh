@@ -1,6 +1,7 @@
 // The Jacobi rotation of the block solves (solve_in_shared in jacobi_evd_solve.cuh, and
 // jacobi_evd_pairs.cuh): its parameters, computed with every operation rounded as written so that
-// threads computing the same rotation agree bit for bit, and its application to a pair of columns.
+// threads computing the same rotation agree bit for bit (the pairs solve computes each in several
+// threads), and its application to a pair of columns.
 // The register solve (jacobi_evd_registers.cuh) keeps detail::jacobi_rotation: this code took its
 // float n = 32 kernel from 125 to 152 registers, three blocks an SM instead of four, and a cold
 // batch from 0.324 to 0.395 us a matrix (H200, 2026-11-23); capping it at 128 registers spilled.
@@ -15,13 +16,23 @@
 namespace eigstream::kernels {
 
 // The rotation J = [[c, s e], [-s conj(e), c]] of a pair (p, q) in a step, e the phase of a_pq.
+// Aligned so that a thread reads one from shared memory in 16-byte accesses.
 template <class S>
-struct Rot {
+struct alignas(16) Rot {
   S s_e;                // s * e
   real_of<S> c;
   real_of<S> shift;     // t |a_pq|: a_pp becomes a_pp - shift, and a_qq becomes a_qq + shift
   int active;           // 0: a_pq was negligible, J is the identity
 };
+
+// Stores r field by field: a copy of the whole struct also moves its padding, byte by byte.
+template <class S>
+__device__ __forceinline__ void store_rotation(Rot<S>* to, const Rot<S>& r) {
+  to->s_e = r.s_e;
+  to->c = r.c;
+  to->shift = r.shift;
+  to->active = r.active;
+}
 
 // Scalar operations rounded as written: the compiler may not contract them into fused multiply-adds,
 // which it may do differently in two inlined copies of the same code.
