@@ -43,11 +43,11 @@ namespace eigstream::cuda {
 
 struct PersistentOptions {
   int max_n = 32;                 // largest item: <= 32 solves an item per warp, <= 64 per block
-  // Latency instead of throughput for max_n <= 32: each item is solved by a whole block of
-  // (max_n / 2)^2 threads (32 to 256), one thread per 2 x 2 block of a Jacobi step, so it finishes
-  // sooner (H200, complex float, warm: p99 108 us against 563 us at n = 32), but fewer items are
-  // solved at once. Off: a warp per item. For max_n > 32 an item always gets a block of 256
-  // threads (p99 319 us at n = 64), and this option changes nothing.
+  // Latency instead of throughput for max_n <= 32: each item is solved by a whole block (96 threads
+  // at max_n <= 16, 288 at max_n <= 32; a thread per 2 x 2 block of A or a few rows of V in a
+  // Jacobi step), so it finishes sooner (H100, complex float, warm: p99 88 us against 572 us at
+  // n = 32), but fewer items are solved at once. Off: a warp per item. For max_n > 32 an item always
+  // gets a block of 256 threads (p99 320 us at n = 64), and this option changes nothing.
   bool block_per_item = false;
   int sms = 0;                    // SMs to occupy; 0: all but one (room for other kernels)
   int blocks_per_sm = 0;          // 0: as many as fit
