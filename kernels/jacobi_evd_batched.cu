@@ -21,9 +21,16 @@ namespace {
 using evd::Args;
 using evd::GroupLayout;
 
-// The shared-memory mapping: a block of evd::shared_threads(NMAX) threads per matrix.
+// The shared-memory mapping: a block of evd::shared_threads(NMAX) threads per matrix, compiled for
+// kSharedBlocksPerSm blocks an SM at n <= 32 (56 registers, 72 in complex double, with a little spill
+// there). Left to itself the compiler took 64-96 registers, which fit only 2-3 blocks an SM; warm
+// batches then ran 4-14% slower (H100, 2026-11-23, bench/results/2026-11-23-shared-step-rotations-once.md).
 template <class S, int NMAX>
-__global__ void __launch_bounds__(evd::shared_threads(NMAX)) evd_shared_kernel(Args<S> args) {
+inline constexpr int kSharedBlocksPerSm = NMAX == 32 ? (sizeof(S) == 16 ? 3 : 4) : 1;
+
+template <class S, int NMAX>
+__global__ void __launch_bounds__(evd::shared_threads(NMAX), (kSharedBlocksPerSm<S, NMAX>))
+    evd_shared_kernel(Args<S> args) {
   extern __shared__ __align__(16) char smem[];
   evd::solve_in_shared<S, NMAX>(args, blockIdx.x, smem, threadIdx.x);
 }
