@@ -187,25 +187,17 @@ __device__ SolveInfo write_results(const Args<S>& args, index_t b, const real_of
 //  - V: thread t < P Q of the first warps rotates rows r, r + Q, r + 2Q, r + 3Q (those < m) of pair
 //    k's two columns, k = t / Q, r = t % Q;
 //  - blocks: thread t < P (P - 1) / 2 of the next warps takes the block (k, l), k < l, in row-major
-//    order, with the next step's rotations whose off-diagonal entry it holds (below);
-//  - diagonal: thread t < P of the last warp takes pair t's diagonal block (k == l == t).
-// The next step's rotations: from one step to the next, the players in seats 2 .. m - 1 move one seat
-// down and the one in seat 1 moves to seat m - 1 (round_robin_player), so the next step's pair 0
-// (seats 0 and m - 1) sits now in seats 0 and 1, in block (0, 1); its pair j, 1 <= j <= P - 2, in
-// seats j + 1 and m - j, in block (j - 1, j + 1); its pair P - 1 in seats P + 1 and P, in block
-// (P - 2, P - 1). With P == 2 block (0, 1) holds both; with P == 1 the pair stays, and its diagonal
-// item computes it.
+//    order, with the next step's rotations whose off-diagonal entry it holds
+//    (detail::next_pairs_in_block);
+//  - diagonal: thread t < P of the last warp takes pair t's diagonal block (k == l == t); with P == 1
+//    the pair stays from step to step, and this item computes its next rotation.
 struct StepItems {
   enum Kind { none, v_rows, block, diagonal };
-  struct Owned {
-    bool u_second, v_second;  // whether its players sit in the second seat of pair k, of pair l
-    int pair;                 // its index in the next step
-  };
   Kind kind = none;
   int k = 0, l = 0;  // the item's pairs: V's pair k, A's block (k, l) or pair k's diagonal block
   int row = 0;       // V's first row
   int owned = 0;
-  Owned own[2];
+  detail::NextPair own[2];
 
   __device__ StepItems(int t, int half, int v_threads, int block_threads) {
     if (t < v_threads) {
@@ -222,17 +214,9 @@ struct StepItems {
     kind = block;
     while (t >= half - 1 - k) t -= half - 1 - k, ++k;
     l = k + 1 + t;
-    // Assigned without a variable index, which would put `own` in local memory.
-    const bool first = k == 0 && l == 1, middle = l == k + 2, last = k == half - 2 && l == half - 1;
-    const Owned last_pair{true, true, half - 1};
-    own[0] = first ? Owned{false, false, 0} : middle ? Owned{true, false, k + 1} : last_pair;
-    own[1] = last_pair;
-    owned = first + middle + last;
+    owned = detail::next_pairs_in_block(k, l, half, own[0], own[1]);
   }
 };
-
-// The player in a seat at the next step, from the one there now (detail::round_robin_player).
-__device__ __forceinline__ int next_player(int player, int m) { return player == 0 ? 0 : player == m - 1 ? 1 : player + 1; }
 
 // Solves matrix b of `args` (n <= NMAX) on the shared_threads(NMAX) threads of a block (lane =
 // threadIdx.x), with `smem` holding GroupLayout<S, NMAX>::bytes.
@@ -405,8 +389,8 @@ __device__ SolveInfo solve_in_shared(const Args<S>& args, index_t b, char* smem,
                                      u_first ? b_uv : conj(b_uv), negligible2));
         }
       }
-      k_first = next_player(k_first, m), k_second = next_player(k_second, m);
-      l_first = next_player(l_first, m), l_second = next_player(l_second, m);
+      k_first = detail::next_player(k_first, m), k_second = detail::next_player(k_second, m);
+      l_first = detail::next_player(l_first, m), l_second = detail::next_player(l_second, m);
       S* const done = cur;
       cur = next;
       next = done;

@@ -29,4 +29,30 @@ EIGSTREAM_HD Pair round_robin_pair(int k, int step, int m) {
   return a < b ? Pair{a, b} : Pair{b, a};
 }
 
+// The player in a seat at the next step, from the one there now: the players in seats 2 .. m - 1 move
+// one seat down and the one in seat 1 moves to seat m - 1, so each player index but 0 goes up by one,
+// from m - 1 back to 1.
+EIGSTREAM_HD int next_player(int player, int m) { return player == 0 ? 0 : player == m - 1 ? 1 : player + 1; }
+
+// A pair of the next step whose off-diagonal entry lies in this step's block of pairs (k, l), k < l
+// (the rows of pair k, the columns of pair l).
+struct NextPair {
+  bool u_second;  // its player of pair k sits in pair k's second seat (m - 1 - k), else in seat k
+  bool v_second;  // likewise in pair l
+  int pair;       // its index in the next step
+};
+
+// The next step's pairs whose off-diagonal entry this step's block (k, l), k < l, holds, for
+// m = 2 half players: 0, 1 or 2 of them, in `first` and `second`. As the players move (next_player),
+// the next step's pair 0 (seats 0 and m - 1) sits now in seats 0 and 1, in block (0, 1); its pair j,
+// 1 <= j <= half - 2, in seats m - j and j + 1, in block (j - 1, j + 1); its pair half - 1 in seats
+// half + 1 and half, in block (half - 2, half - 1). With half == 2 block (0, 1) holds both.
+EIGSTREAM_HD int next_pairs_in_block(int k, int l, int half, NextPair& first, NextPair& second) {
+  const bool holds_first = k == 0 && l == 1, holds_middle = l == k + 2, holds_last = k == half - 2 && l == half - 1;
+  const NextPair last{true, true, half - 1};
+  first = holds_first ? NextPair{false, false, 0} : holds_middle ? NextPair{true, false, k + 1} : last;
+  second = last;
+  return int(holds_first) + int(holds_middle) + int(holds_last);
+}
+
 }  // namespace eigstream::detail
