@@ -18,10 +18,11 @@
 //    warps a block of 128 threads; complex double at 32, whose rows do not fit in registers, takes
 //    the shared-memory solve below), and the pairs solve (jacobi_evd_pairs.cuh) by a block of 256
 //    threads at NMAX = 64; many items are solved at once, each slowly;
-//  - block per item (latency): a block of (NMAX / 2)^2 threads (32 to 256), the shared-memory
-//    solve with a thread per 2 x 2 block of a step and one barrier a step, so one item finishes
-//    soonest. At NMAX = 64 this shape is the pairs solve too: the shared-memory solve's 1024
-//    threads took 4400 cycles a Jacobi step against the pairs solve's 3050 (H100, complex float).
+//  - block per item (latency): a block of evd::shared_threads(NMAX) threads (96 at NMAX <= 16, 288
+//    at 32), the shared-memory solve with a thread per 2 x 2 block of A or a few rows of V in a
+//    step and one barrier a step, so one item finishes soonest. At NMAX = 64 this shape is the pairs
+//    solve too: the shared-memory solve on 800 threads took 2690 cycles a Jacobi step against the
+//    pairs solve's 2756, and solved warm batches at about 0.6 of its rate (H100, complex float, 2026-11-23).
 // The consumer's leader (its thread 0) claims, copies the item into shared memory and publishes
 // completion.
 //
