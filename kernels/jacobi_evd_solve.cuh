@@ -352,7 +352,8 @@ __device__ SolveInfo solve_in_shared(const Args<S>& args, index_t b, char* smem,
         store_vec(&next[y + y * ld], from_real<S>(new_qq));
         store_vec(&next[x + y * ld], new_pq);
         store_vec(&next[y + x * ld], conj(new_pq));
-        if (half == 1) store_rotation(&rot_next[0], rotation_of(new_pp, new_qq, new_pq, negligible2));  // the pair stays
+        if (half == 1)  // the pair stays from step to step
+          store_rotation(&rot_next[0], rotation_of(new_pp, new_qq, new_pq, negligible2));
       } else if (items.kind == StepItems::block) {  // pair k's rows and pair l's columns, and the mirror
         const int xl = min(l_first, l_second), yl = max(l_first, l_second);
         const Rot<S> rk = rot_cur[items.k], rl = rot_cur[items.l];
