@@ -84,11 +84,11 @@ constexpr int shared_block_threads(int nmax) { return whole_warps(nmax / 2 * (nm
 constexpr int shared_threads(int nmax) { return shared_v_threads(nmax) + shared_block_threads(nmax) + 32; }
 
 // solve_in_shared's shared memory: three NMAX x (NMAX + 1) matrices (A, its second buffer, V), and
-// small buffers: a step's rotations, the eigenvalues, their order, and the group's reduction scratch.
+// small buffers: two steps' rotations, the eigenvalues, their order, and the group's reduction scratch.
 template <class S, int NMAX>
 struct GroupLayout {
   static constexpr std::size_t matrix = align16(sizeof(S) * NMAX * (NMAX + 1));
-  static constexpr std::size_t rotations = align16(sizeof(Rot<S>) * NMAX);  // two steps' worth
+  static constexpr std::size_t rotations = align16(sizeof(Rot<S>) * NMAX);
   static constexpr std::size_t values = align16(sizeof(real_of<S>) * NMAX);
   static constexpr std::size_t order = align16(sizeof(int) * NMAX);
   static constexpr std::size_t scratch = align16(sizeof(double) * 32);
@@ -185,7 +185,7 @@ __device__ SolveInfo write_results(const Args<S>& args, index_t b, const real_of
 // A thread's work item in every step of solve_in_shared, for P pairs (P = m / 2) and Q = (P + 1) / 2,
 // by its warp's kind (shared_threads):
 //  - V: thread t < P Q of the first warps rotates rows r, r + Q, r + 2Q, r + 3Q (those < m) of pair
-//    k's two columns, k = t / Q, r = t % Q;
+//    k's two columns, k = t / Q, r = t % Q (Q: v_row_stride);
 //  - blocks: thread t < P (P - 1) / 2 of the next warps takes the block (k, l), k < l, in row-major
 //    order, with the next step's rotations whose off-diagonal entry it holds
 //    (detail::next_pairs_in_block);
@@ -199,10 +199,13 @@ struct StepItems {
   int owned = 0;
   detail::NextPair own[2];
 
+  // Q, the distance between a V item's rows, and the number of V items a pair has.
+  static __device__ int v_row_stride(int half) { return (half + 1) / 2; }
+
   __device__ StepItems(int t, int half, int v_threads, int block_threads) {
     if (t < v_threads) {
-      const int quarter = (half + 1) / 2;
-      if (t < half * quarter) kind = v_rows, k = t / quarter, row = t % quarter;
+      const int stride = v_row_stride(half);
+      if (t < half * stride) kind = v_rows, k = t / stride, row = t % stride;
       return;
     }
     t -= v_threads;
@@ -232,7 +235,7 @@ __device__ SolveInfo solve_in_shared(const Args<S>& args, index_t b, char* smem,
   S* A = reinterpret_cast<S*>(p);
   S* N = reinterpret_cast<S*>(p += Layout::matrix);  // A's second buffer; A V0 before the sweeps
   S* V = reinterpret_cast<S*>(p += Layout::matrix);
-  Rot<S>* rot = reinterpret_cast<Rot<S>*>(p += Layout::matrix);  // the step's, one per pair
+  Rot<S>* rot = reinterpret_cast<Rot<S>*>(p += Layout::matrix);  // P of this step's, P of the next's
   R* w = reinterpret_cast<R*>(p += Layout::rotations);
   int* rank = reinterpret_cast<int*>(p += Layout::values);
   double* scratch = reinterpret_cast<double*>(p += Layout::order);
@@ -329,16 +332,16 @@ __device__ SolveInfo solve_in_shared(const Args<S>& args, index_t b, char* smem,
         if (r.active) {
           S* const vx = V + x * ld;
           S* const vy = V + y * ld;
-          const int quarter = (half + 1) / 2;
+          const int stride = StepItems::v_row_stride(half);
           S u[4], w[4];
 #pragma unroll
           for (int i = 0; i < 4; ++i) {  // all loads first; a row past the last reads row m - 1, unused
-            const int row = min(items.row + i * quarter, m - 1);
+            const int row = min(items.row + i * stride, m - 1);
             u[i] = load_vec(&vx[row]), w[i] = load_vec(&vy[row]);
           }
 #pragma unroll
           for (int i = 0; i < 4; ++i) {
-            const int row = items.row + i * quarter;
+            const int row = items.row + i * stride;
             rotate_columns(u[i], w[i], r.c, r.s_e);
             if (row < m) store_vec(&vx[row], u[i]), store_vec(&vy[row], w[i]);
           }
