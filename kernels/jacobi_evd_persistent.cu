@@ -3,21 +3,21 @@
 // with the per-matrix solves of jacobi_evd_solve.cuh, and publish completion.
 //
 // Polling: the rings live in mapped host memory, and a read of it crosses PCIe, so only one warp,
-// the poller (the grid's first block), reads it while waiting: it scans up to 32 slots a round for
-// newly published items and advances a per-ring `visible` count in device memory. Consumers poll
-// only `visible` and their ring's `head` in device memory, and claim position h < visible by
-// advancing head (see claim_by_ticket for the two ways); the claimer then reads the item once from
-// host memory. Idle, the poller sleeps up to 1 us between scans and consumers up to idle_sleep_ns
-// between polls. With park_after_ns set, the poller stops after that long without a new item and
-// the consumers follow once nothing is left to claim: the kernel ends ("parks") until a submit
-// launches it again.
+// the poller (the grid's first block), reads it while waiting: it scans 32 slots a round for newly
+// published items (up to 256 while they keep coming) and advances a per-ring `visible` count in
+// device memory. Consumers poll only `visible` and their ring's `head` in device memory, and claim
+// position h < visible by advancing head (see claim_by_ticket for the two ways); the claimer then
+// reads the item once from host memory. Idle, the poller sleeps up to 1 us between scans and
+// consumers up to idle_sleep_ns between polls. With park_after_ns set, the poller stops after that
+// long without a new item and the consumers follow once nothing is left to claim: the kernel ends
+// ("parks") until a submit launches it again.
 //
 // Thread mapping: the kernel is compiled for NMAX, the smallest of {4, 8, 16, 32, 64} holding the
 // solver's max_n, and pads smaller items, and for one of two consumer shapes:
-//  - throughput (default): the register solve on lanes 0 .. NMAX-1 of a warp for NMAX <= 32 (four
-//    warps a block of 128 threads; complex double at 32, whose rows do not fit in registers, takes
-//    the shared-memory solve below), and the pairs solve (jacobi_evd_pairs.cuh) by a block of 256
-//    threads at NMAX = 64; many items are solved at once, each slowly;
+//  - throughput (default): the register solve by NMAX lanes for NMAX <= 32, 128 / NMAX consumers a
+//    block of 128 threads as in the batched kernel (complex double at 32, whose rows do not fit in
+//    registers, takes the shared-memory solve below), and the pairs solve (jacobi_evd_pairs.cuh) by a
+//    block of 256 threads at NMAX = 64; many items are solved at once, each slowly;
 //  - block per item (latency): a block of evd::shared_threads(NMAX) threads (96 at NMAX <= 16, 288
 //    at 32), the shared-memory solve with a thread per 2 x 2 block of A or a few rows of V in a
 //    step and one barrier a step, so one item finishes soonest. At NMAX = 64 this shape is the pairs
@@ -64,13 +64,34 @@ inline constexpr Solve kSolve = NMAX == 64                                      
 template <class S, int NMAX, bool BLOCK_PER_ITEM>
 inline constexpr int kConsumerThreads = kSolve<S, NMAX, BLOCK_PER_ITEM> == Solve::shared ? evd::shared_threads(NMAX)
                                         : kSolve<S, NMAX, BLOCK_PER_ITEM> == Solve::pairs ? evd::pairs::kThreads
-                                                                                          : 32;
+                                                                                          : NMAX;
 template <class S, int NMAX, bool BLOCK_PER_ITEM>
 inline constexpr int kBlockThreads =
     kSolve<S, NMAX, BLOCK_PER_ITEM> == Solve::registers ? 128 : kConsumerThreads<S, NMAX, BLOCK_PER_ITEM>;
+// Blocks an SM that the register shape is compiled for: registers for a lane's rows of A and V
+// (2 NMAX scalars) and 48 more, about what the batched kernel's cold register solve takes (80 at
+// float 16, 128 at complex float 16). Left to itself the compiler took up to 255, 2 blocks an SM.
+template <class S, int NMAX, bool BLOCK_PER_ITEM>
+inline constexpr int kMinBlocksPerSm =
+    kSolve<S, NMAX, BLOCK_PER_ITEM> == Solve::registers ? 65536 / (128 * (2 * NMAX * int(sizeof(S)) / 4 + 48)) : 1;
+
+// The threads of one consumer: NMAX lanes of a warp (the register solve; 32 / NMAX consumers share
+// a warp), or a block.
+template <int THREADS>
+struct ConsumerGroup {
+  unsigned mask;  // the consumer's lanes of its warp (THREADS < 32)
+  __device__ void sync() const {
+    if constexpr (THREADS <= 32) __syncwarp(mask); else __syncthreads();
+  }
+};
 
 __device__ __forceinline__ std::uint64_t load_volatile(const std::uint64_t* p) {
   return *reinterpret_cast<const volatile std::uint64_t*>(p);
+}
+__device__ __forceinline__ std::uint64_t load_relaxed_system(const std::uint64_t* p) {
+  std::uint64_t v;
+  asm volatile("ld.relaxed.sys.u64 %0, [%1];" : "=l"(v) : "l"(p) : "memory");
+  return v;
 }
 __device__ __forceinline__ std::uint64_t load_acquire_device(const std::uint64_t* p) {
   std::uint64_t v;
@@ -99,22 +120,45 @@ __device__ __forceinline__ std::uint64_t global_time_ns() {
 template <class T>
 __device__ void poll_rings(const PersistentEvdArgs<T>& args) {
   const int lane = threadIdx.x % 32;
+  const int rings = args.park_after_ns ? 1 : 2;  // with parking, device code cannot submit (ring 1)
   // After a park, a new launch goes on from where the last one stopped.
   std::uint64_t visible[2] = {load_volatile(&args.visible[0]), load_volatile(&args.visible[1])};
-  const auto scan = [&] {  // one round over both rings; whether anything became visible
-    bool advanced = false;
+  // A round reads `chunks` chunks of 32 slots a ring, every load in flight together and one fence
+  // after them, so it costs one PCIe round trip however far it reaches. While items come faster than
+  // a round takes, chunks doubles (a round that found every slot it read published); idle, it is one.
+  constexpr int kMaxChunks = 8;
+  int chunks = 1;
+  const auto scan = [&] {  // one round over the rings; whether anything became visible
+    std::uint64_t state[2][kMaxChunks];
+#pragma unroll
+    for (int r = 0; r < 2; ++r)
+#pragma unroll
+      for (int c = 0; c < kMaxChunks; ++c) {
+        const Ring<T>& ring = args.rings[r];
+        const std::uint64_t p = visible[r] + c * 32 + lane;
+        const bool read = r < rings && c < chunks && c * 32 + lane < ring.capacity;
+        state[r][c] = read ? load_relaxed_system(&ring.slots[p & (ring.capacity - 1)].state) : 0;
+      }
+    asm volatile("fence.acq_rel.sys;" ::: "memory");  // acquire: the items published are seen whole
+    __syncwarp();  // every lane's acquire, before lane 0 publishes `visible`
+    bool advanced = false, filled = false;
+#pragma unroll
     for (int r = 0; r < 2; ++r) {
-      const Ring<T>& ring = args.rings[r];
-      const std::uint64_t p = visible[r] + lane;
-      const bool published =
-          lane < ring.capacity && load_acquire_system(&ring.slots[p & (ring.capacity - 1)].state) == p + 1;
-      const unsigned ballot = __ballot_sync(0xffffffffu, published);
-      const int run = ballot == 0xffffffffu ? 32 : __ffs(~ballot) - 1;  // published, in order from `visible`
+      int run = 0;  // published, in order from `visible`
+#pragma unroll
+      for (int c = 0; c < kMaxChunks; ++c) {
+        if (c >= chunks) break;
+        const unsigned ballot = __ballot_sync(0xffffffffu, state[r][c] == visible[r] + c * 32 + lane + 1);
+        run += ballot == 0xffffffffu ? 32 : __ffs(~ballot) - 1;
+        if (ballot != 0xffffffffu) break;
+      }
       if (run == 0) continue;
       visible[r] += run;
       advanced = true;
+      filled |= run == chunks * 32;
       if (lane == 0) store_release_device(&args.visible[r], visible[r]);
     }
+    chunks = filled ? min(2 * chunks, kMaxChunks) : advanced ? chunks : 1;
     return advanced;
   };
   unsigned sleep_ns = 0;
@@ -231,16 +275,14 @@ constexpr std::size_t consumer_bytes() {
   return evd::align16(sizeof(EvdItem<std::complex<double>>)) + evd::align16(bytes);
 }
 
-// One item, by a consumer: lanes 0 .. NMAX-1 of a warp, or a block.
+// One item, by a consumer: NMAX lanes of a warp (`mask`), or a block.
 template <class S, int NMAX, bool BLOCK_PER_ITEM>
-__device__ SolveInfo solve_item(const Args<S>& args, int lane, char* work) {
+__device__ SolveInfo solve_item(const Args<S>& args, int lane, unsigned mask, char* work) {
   constexpr Solve solve = kSolve<S, NMAX, BLOCK_PER_ITEM>;
   if constexpr (solve == Solve::registers) {
-    if (lane >= NMAX) return {};
     auto& scratch = *reinterpret_cast<evd::RegisterScratch<S, NMAX>*>(work);
     S* warm = reinterpret_cast<S*>(work + evd::align16(sizeof(evd::RegisterScratch<S, NMAX>)));
-    return evd::solve_in_registers<S, NMAX>(args, 0, lane, NMAX == 32 ? 0xffffffffu : (1u << NMAX) - 1u, scratch,
-                                            warm);
+    return evd::solve_in_registers<S, NMAX>(args, 0, lane, mask, scratch, warm);
   } else if constexpr (solve == Solve::pairs) {
     return evd::solve_in_pairs<S>(args, 0, work, lane);
   } else {
@@ -249,7 +291,8 @@ __device__ SolveInfo solve_item(const Args<S>& args, int lane, char* work) {
 }
 
 template <class T, int NMAX, bool BLOCK_PER_ITEM>
-__global__ void __launch_bounds__(kBlockThreads<typename DeviceScalar<T>::type, NMAX, BLOCK_PER_ITEM>)
+__global__ void __launch_bounds__(kBlockThreads<typename DeviceScalar<T>::type, NMAX, BLOCK_PER_ITEM>,
+                                  (kMinBlocksPerSm<typename DeviceScalar<T>::type, NMAX, BLOCK_PER_ITEM>))
     persistent_evd_kernel(PersistentEvdArgs<T> args) {
   using S = typename DeviceScalar<T>::type;
   using R = real_of<S>;
@@ -262,7 +305,7 @@ __global__ void __launch_bounds__(kBlockThreads<typename DeviceScalar<T>::type, 
   extern __shared__ __align__(16) char smem[];
   const int group = threadIdx.x / THREADS;
   const int lane = threadIdx.x % THREADS;
-  const ThreadGroup<THREADS> g{lane, nullptr};
+  const ConsumerGroup<THREADS> g{THREADS >= 32 ? 0xffffffffu : ((1u << THREADS) - 1u) << (threadIdx.x % 32 / THREADS * THREADS)};
   char* mine = smem + group * consumer_bytes<S, NMAX, BLOCK_PER_ITEM>();
   auto* item = reinterpret_cast<EvdItem<T>*>(mine);
   char* work = mine + evd::align16(sizeof(EvdItem<std::complex<double>>));
@@ -316,7 +359,7 @@ __global__ void __launch_bounds__(kBlockThreads<typename DeviceScalar<T>::type, 
     } else {
       // The item's matrices may be in host memory, where every read crosses PCIe: the solve works on
       // copies in this consumer's staging area of device memory, read and written in bulk.
-      const EvdItem<T> it = *item;
+      const EvdItem<T>& it = *item;
       const int n = it.n;
       S* a = reinterpret_cast<S*>(args.staging) + std::size_t(blockIdx.x - 1) * kConsumers * args.staging_stride +
              std::size_t(group) * args.staging_stride;
@@ -330,7 +373,7 @@ __global__ void __launch_bounds__(kBlockThreads<typename DeviceScalar<T>::type, 
       g.sync();
       const Args<S> one{a, n, 0, w, 0, v, n, 0, in_v0 ? v0 : nullptr, n, 0, it.info, n, 1,
                         R(args.tol), R(args.symmetry_tol), args.max_sweeps, args.sort};
-      const SolveInfo info = solve_item<S, NMAX, BLOCK_PER_ITEM>(one, lane, work);
+      const SolveInfo info = solve_item<S, NMAX, BLOCK_PER_ITEM>(one, lane, g.mask, work);
       g.sync();
       for (int i = lane; i < n; i += THREADS) it.values[i] = w[i];
       if (it.vectors) {

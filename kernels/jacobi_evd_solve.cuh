@@ -496,11 +496,11 @@ __device__ __forceinline__ SolveInfo solve_in_registers(const Args<S>& args, ind
   auto v0_at = [=](int i, int j) {
     return i < n && j < n ? v0[i + index_t(j) * args.ldw] : from_real<S>(R(i == j ? 1 : 0));
   };
-#pragma unroll
-  for (int j = 0; j < NMAX; ++j) m.v[j] = v0 ? v0_at(lane, j) : from_real<S>(R(m.is_me(j) ? 1 : 0));
+  // The products hold no more in registers than the sweeps do (a row of A and one of V): loops over
+  // a register row are unrolled, the others are not, and results build up in a row that is free.
   if (v0) {
     S* p = warm_buffer;
-#pragma unroll
+#pragma unroll 1
     for (int j = 0; j < NMAX; ++j) {  // P = A V0, row `lane`
       S sum = zero;
 #pragma unroll
@@ -508,21 +508,24 @@ __device__ __forceinline__ SolveInfo solve_in_registers(const Args<S>& args, ind
       p[lane * kLd + j] = sum;
     }
     __syncwarp(mask);
-    S row[NMAX];
 #pragma unroll
-    for (int j = 0; j < NMAX; ++j) {  // B = V0^H P, row `lane`
-      S sum = zero;
-      for (int k = 0; k < NMAX; ++k) sum += conj_mul(v0_at(k, lane), p[k * kLd + j]);
-      row[j] = sum;
+    for (int j = 0; j < NMAX; ++j) m.a[j] = zero;
+#pragma unroll 1
+    for (int k = 0; k < NMAX; ++k) {  // B = V0^H P, row `lane`, in A's registers
+      const S x = v0_at(k, lane);
+#pragma unroll
+      for (int j = 0; j < NMAX; ++j) m.a[j] += conj_mul(x, p[k * kLd + j]);
     }
     __syncwarp(mask);
 #pragma unroll
-    for (int j = 0; j < NMAX; ++j) p[lane * kLd + j] = row[j];
+    for (int j = 0; j < NMAX; ++j) p[lane * kLd + j] = m.a[j];
     __syncwarp(mask);
 #pragma unroll
     for (int j = 0; j < NMAX; ++j)  // exactly Hermitian: the lower triangle mirrored
-      m.a[j] = j < lane ? row[j] : m.is_me(j) ? from_real<S>(re(row[j])) : conj(p[j * kLd + lane]);
+      m.a[j] = j < lane ? m.a[j] : m.is_me(j) ? from_real<S>(re(m.a[j])) : conj(p[j * kLd + lane]);
   }
+#pragma unroll
+  for (int j = 0; j < NMAX; ++j) m.v[j] = v0 ? v0_at(lane, j) : from_real<S>(R(m.is_me(j) ? 1 : 0));
 
   const R norm = sqrt(norm2);
   const R target = args.tol * norm;
@@ -537,31 +540,29 @@ __device__ __forceinline__ SolveInfo solve_in_registers(const Args<S>& args, ind
     for (int step = 0; step < NMAX - 1; ++step) m.step(rot, negligible);
   }
 
-  if (v0) {  // one Newton-Schulz step, as solve_in_shared: V <- V (3I - V^H V) / 2
+  // The eigenvalue of the row, taken before A's registers are freed for the Newton-Schulz step.
+  const R mine = scalbn(re(m.diagonal()), -exponent);
+  if (v0) {  // one Newton-Schulz step, as solve_in_shared: V <- V (3I - V^H V) / 2, in A's registers
     S* p = warm_buffer;
 #pragma unroll
-    for (int j = 0; j < NMAX; ++j) p[lane * kLd + j] = m.v[j];
+    for (int j = 0; j < NMAX; ++j) p[lane * kLd + j] = m.v[j], m.a[j] = zero;
     __syncwarp(mask);
-    S row[NMAX];
+#pragma unroll 1
+    for (int k = 0; k < NMAX; ++k) {  // row `lane` of V^H V
+      const S x = p[k * kLd + lane];
 #pragma unroll
-    for (int j = 0; j < NMAX; ++j) {  // row `lane` of V^H V
-      S sum = zero;
-      for (int k = 0; k < NMAX; ++k) sum += conj_mul(p[k * kLd + lane], p[k * kLd + j]);
-      row[j] = sum;
+      for (int j = 0; j < NMAX; ++j) m.a[j] += conj_mul(x, p[k * kLd + j]);
     }
     __syncwarp(mask);
 #pragma unroll
-    for (int j = 0; j < NMAX; ++j) p[lane * kLd + j] = row[j];
+    for (int j = 0; j < NMAX; ++j) p[lane * kLd + j] = m.a[j], m.a[j] = zero;
     __syncwarp(mask);
 #pragma unroll
-    for (int j = 0; j < NMAX; ++j) {
-      S sum = zero;
+    for (int k = 0; k < NMAX; ++k)
 #pragma unroll
-      for (int k = 0; k < NMAX; ++k) sum += m.v[k] * p[k * kLd + j];
-      row[j] = R(1.5) * m.v[j] - R(0.5) * sum;
-    }
+      for (int j = 0; j < NMAX; ++j) m.a[j] += m.v[k] * p[k * kLd + j];
 #pragma unroll
-    for (int j = 0; j < NMAX; ++j) m.v[j] = row[j];
+    for (int j = 0; j < NMAX; ++j) m.v[j] = R(1.5) * m.v[j] - R(0.5) * m.a[j];
     __syncwarp(mask);
   } else {
     m.normalise_v();
@@ -572,7 +573,6 @@ __device__ __forceinline__ SolveInfo solve_in_registers(const Args<S>& args, ind
   R* w = scratch.w;
   int* player = scratch.player;  // the index sitting in each seat
   int* rank = scratch.rank;
-  const R mine = scalbn(re(m.diagonal()), -exponent);
   w[m.seat] = mine;
   player[m.seat] = lane;
   __syncwarp(mask);

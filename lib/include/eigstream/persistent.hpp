@@ -42,12 +42,15 @@
 namespace eigstream::cuda {
 
 struct PersistentOptions {
-  int max_n = 32;                 // largest item: <= 32 solves an item per warp, <= 64 per block
+  // Largest item. Up to 32, an item is solved by NMAX lanes of a warp, NMAX the power of two from 4
+  // holding max_n (a warp solves 32 / NMAX items at once); up to 64, by a block.
+  int max_n = 32;
   // Latency instead of throughput for max_n <= 32: each item is solved by a whole block (96 threads
   // at max_n <= 16, 288 at max_n <= 32; a thread per 2 x 2 block of A or a few rows of V in a
-  // Jacobi step), so it finishes sooner (H100, complex float, warm: p99 88 us against 572 us at
-  // n = 32), but fewer items are solved at once. Off: a warp per item. For max_n > 32 an item always
-  // gets a block of 256 threads (p99 320 us at n = 64), and this option changes nothing.
+  // Jacobi step), so it finishes sooner (H100, complex float, warm: p99 86 us against 380 us at
+  // n = 32), but fewer items are solved at once. Off: NMAX lanes of a warp per item. For max_n > 32
+  // an item always gets a block of 256 threads (p99 320 us at n = 64), and this option changes
+  // nothing.
   bool block_per_item = false;
   int sms = 0;                    // SMs to occupy; 0: all but one (room for other kernels)
   int blocks_per_sm = 0;          // 0: as many as fit
