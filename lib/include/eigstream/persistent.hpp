@@ -47,7 +47,7 @@ struct PersistentOptions {
   int max_n = 32;
   // Latency instead of throughput for max_n <= 32: each item is solved by a whole block (96 threads
   // at max_n <= 16, 288 at max_n <= 32; a thread per 2 x 2 block of A or a few rows of V in a
-  // Jacobi step), so it finishes sooner (H100, complex float, warm: p99 86 us against 380 us at
+  // Jacobi step), so it finishes sooner (H100, complex float, warm: p99 91 us against 377 us at
   // n = 32), but fewer items are solved at once. Off: NMAX lanes of a warp per item. For max_n > 32
   // an item always gets a block of 256 threads (p99 320 us at n = 64), and this option changes
   // nothing.
