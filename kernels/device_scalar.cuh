@@ -35,6 +35,8 @@ template <class R> __device__ __forceinline__ R abs2(Cx<R> x) { return x.re * x.
 // Largest component magnitude: within sqrt(2) of |x|, enough to choose a scaling.
 template <class R> __device__ __forceinline__ R max_component(R x) { return fabs(x); }
 template <class R> __device__ __forceinline__ R max_component(Cx<R> x) { return fmax(fabs(x.re), fabs(x.im)); }
+template <class R> __device__ __forceinline__ bool is_zero(R x) { return x == R(0); }
+template <class R> __device__ __forceinline__ bool is_zero(Cx<R> x) { return x.re == R(0) && x.im == R(0); }
 template <class R> __device__ __forceinline__ bool finite(R x) { return isfinite(x); }
 template <class R> __device__ __forceinline__ bool finite(Cx<R> x) { return isfinite(x.re) && isfinite(x.im); }
 template <class R> __device__ __forceinline__ R scale2(R x, int e) { return scalbn(x, e); }

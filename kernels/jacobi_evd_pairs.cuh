@@ -101,11 +101,6 @@ __device__ __forceinline__ void tile_product(const S* X, int ldx, const S* Y, in
 }
 
 template <class R>
-__device__ __forceinline__ bool is_zero(R x) { return x == R(0); }
-template <class R>
-__device__ __forceinline__ bool is_zero(Cx<R> x) { return x.re == R(0) && x.im == R(0); }
-
-template <class R>
 __device__ __forceinline__ R shfl_down(R x, int delta) { return __shfl_down_sync(0xffffffffu, x, delta); }
 template <class R>
 __device__ __forceinline__ Cx<R> shfl_down(Cx<R> x, int delta) { return {shfl_down(x.re, delta), shfl_down(x.im, delta)}; }

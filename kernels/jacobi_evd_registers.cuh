@@ -8,15 +8,19 @@
 // are stored by seat and move by compile-time register renames; rows stay in their lanes, and each
 // lane follows its row's seat (and its partner's lane) by formula. The column phase A <- A J and
 // V <- V J is thread-local; the row phase A <- J^H A needs one shuffle per entry (the partner row).
-// Only the NMAX/2 rotations of a step go through shared memory.
+// Only the NMAX/2 rotations of a step and the new diagonal go through shared memory.
+// A row's diagonal entry is kept apart (Registers::d), exact from the rotations: its place in the
+// row is never read during the sweeps, so the step does not keep it up to date.
 // n < NMAX is padded with zero rows and columns, which never rotate (their a_pq are exactly zero).
 #pragma once
 
 #include <cuda_runtime.h>
 
+#include <type_traits>
+
 #include "device_scalar.cuh"
-#include "eigstream/detail/jacobi_rotation.hpp"
 #include "eigstream/options.hpp"
+#include "jacobi_rotation.cuh"
 
 namespace eigstream::kernels::registers {
 
@@ -33,20 +37,53 @@ __host__ __device__ constexpr int destination_seat(int s, int m) {
   const int j = position_of_seat(s, m);
   return j == 0 ? s : seat_of_position(j == m - 1 ? 1 : j + 1, m);
 }
-// The index that sits in seat s after t steps (index i starts in seat i).
+// The index that sits in seat s after t steps (index i starts in seat i), 0 <= t < m - 1.
 __host__ __device__ constexpr int occupant(int s, int t, int m) {
   const int j = position_of_seat(s, m);
-  return j == 0 ? s : seat_of_position(1 + ((j - 1 - t) % (m - 1) + (m - 1)) % (m - 1), m);
+  const int i = j - 1 - t;  // in (-(m - 1), m - 1): one wrap at most
+  return j == 0 ? s : seat_of_position(1 + (i < 0 ? i + m - 1 : i), m);
 }
 
+// A step's rotation of a seat pair, J = [[c, s e], [-s conj(e), c]] with e the phase of a_pq, as the
+// other lanes read it: s e (zero when a_pq was negligible and J is the identity) and c, in one vector
+// access (two in complex double).
 template <class S>
-struct PairRotation {
+struct alignas(sizeof(S) == 4 ? 8 : 16) PairRotation {
+  S s_e;
   real_of<S> c;
-  S s_e;   // s * e, e the phase of a_pq
-  S s_ec;  // s * conj(e)
-  real_of<S> app, aqq;  // the pair's diagonal after the rotation
-  int active;           // 0: a_pq was negligible, the pair is left as it is
 };
+
+template <class S>
+__device__ __forceinline__ void store_rotation(PairRotation<S>* to, S s_e, real_of<S> c) {
+  if constexpr (std::is_same_v<S, float>) *reinterpret_cast<float2*>(to) = {s_e, c};
+  else if constexpr (std::is_same_v<S, double>) *reinterpret_cast<double2*>(to) = {s_e, c};
+  else if constexpr (std::is_same_v<S, Cx<float>>) *reinterpret_cast<float4*>(to) = {s_e.re, s_e.im, c, 0.0f};
+  else *reinterpret_cast<double2*>(to) = {s_e.re, s_e.im}, reinterpret_cast<double*>(to)[2] = c;
+}
+template <class S>
+__device__ __forceinline__ PairRotation<S> load_rotation(const PairRotation<S>* from) {
+  if constexpr (std::is_same_v<S, float>) {
+    const float2 x = *reinterpret_cast<const float2*>(from);
+    return {x.x, x.y};
+  } else if constexpr (std::is_same_v<S, double>) {
+    const double2 x = *reinterpret_cast<const double2*>(from);
+    return {x.x, x.y};
+  } else if constexpr (std::is_same_v<S, Cx<float>>) {
+    const float4 x = *reinterpret_cast<const float4*>(from);
+    return {{x.x, x.y}, x.z};
+  } else {
+    const double2 x = *reinterpret_cast<const double2*>(from);
+    return {{x.x, x.y}, reinterpret_cast<const double*>(from)[2]};
+  }
+}
+
+// c a + k b, the row update of the step, its fused multiply-adds spelled out (as rotate_columns).
+template <class R>
+__device__ __forceinline__ R combine_rows(R c, R a, R k, R b) { return fma(c, a, k * b); }
+template <class R>
+__device__ __forceinline__ Cx<R> combine_rows(R c, Cx<R> a, Cx<R> k, Cx<R> b) {
+  return {fma(c, a.re, fma(k.re, b.re, -(k.im * b.im))), fma(c, a.im, fma(k.re, b.im, k.im * b.re))};
+}
 
 // Shuffles of S within a group of W lanes (width W).
 template <int W, class R>
@@ -70,8 +107,9 @@ __device__ __forceinline__ R group_sum(unsigned mask, R x) {
 template <class S, int NMAX>
 struct Registers {
   using R = real_of<S>;
-  S a[NMAX];  // row `lane` of A, columns by seat
+  S a[NMAX];  // row `lane` of A, columns by seat (its own seat's entry is stale: see d)
   S v[NMAX];  // row `lane` of V, columns by seat
+  R d;        // the row's diagonal entry a(seat, seat)
   int lane;   // the row's index (>= n: padding)
   int seat;   // where index `lane` sits now
   int partner;  // the lane whose index sits in seat ^ 1
@@ -89,20 +127,21 @@ struct Registers {
     asm("mov.b32 %0, %1;" : "=r"(partner_bit) : "r"(1u << (s ^ 1)));
   }
   __device__ __forceinline__ bool is_me(int j) const { return (me_bit >> j) & 1u; }
-  __device__ __forceinline__ bool is_partner(int j) const { return (partner_bit >> j) & 1u; }
 
-  __device__ __forceinline__ S diagonal() const {
-    S d = from_real<S>(R(0));
-#pragma unroll
-    for (int j = 0; j < NMAX; ++j)
-      if (is_me(j)) d = a[j];
-    return d;
-  }
-  __device__ __forceinline__ S partner_entry() const {  // a(seat, seat ^ 1)
+  // d from the row's own entry: once, before the sweeps.
+  __device__ __forceinline__ void take_diagonal() {
     S x = from_real<S>(R(0));
 #pragma unroll
     for (int j = 0; j < NMAX; ++j)
-      if (is_partner(j)) x = a[j];
+      if (is_me(j)) x = a[j];
+    d = re(x);
+  }
+  // a(seat, seat + 1), for an even seat: one selection per seat pair.
+  __device__ __forceinline__ S partner_entry() const {
+    S x = from_real<S>(R(0));
+#pragma unroll
+    for (int k = 0; k < NMAX / 2; ++k)
+      if (is_me(2 * k)) x = a[2 * k + 1];
     return x;
   }
   __device__ __forceinline__ R off_norm2_of_row() const {
@@ -113,46 +152,39 @@ struct Registers {
     return sum;
   }
 
-  // One step: rotations of all seat pairs (2k, 2k+1), then the tournament move.
-  __device__ __forceinline__ void step(PairRotation<S>* rot, R negligible) {
-    // The even seat of each pair alone decides and computes its rotation, from its a(p, q); both
-    // seats then read the same parameters, so rows p and q always move together.
+  // One step: rotations of all seat pairs (2k, 2k+1), then the tournament move. `rot` holds NMAX / 2
+  // rotations and `diag` NMAX reals, in shared memory.
+  __device__ __forceinline__ void step(PairRotation<S>* rot, R* diag, R negligible2) {
+    // The even seat of each pair alone computes its rotation and the pair's new diagonal; both seats
+    // then read the same parameters, so rows p and q always move together.
     const bool even = seat % 2 == 0;
-    const R d = re(diagonal());
     const R d_partner = shfl<NMAX>(mask, d, partner);
     if (even) {
-      const S b = partner_entry();
-      const R abs_b = sqrt(abs2(b));
-      PairRotation<S> r{R(1), from_real<S>(R(0)), from_real<S>(R(0)), d, d_partner, 0};
-      if (abs_b > negligible) {
-        const detail::Rotation<R> j = detail::jacobi_rotation(d, d_partner, abs_b);
-        const S e = b / abs_b;
-        r = {j.c, j.s * e, j.s * conj(e), d - j.t * abs_b, d_partner + j.t * abs_b, 1};
-      }
-      rot[seat / 2] = r;
+      const Rot<S> r = rotation_of(d, d_partner, partner_entry(), negligible2);
+      store_rotation(&rot[seat / 2], r.s_e, r.c);
+      diag[seat] = d - r.shift;
+      diag[seat + 1] = d_partner + r.shift;
     }
     __syncwarp(mask);
-    const PairRotation<S> mine = rot[seat / 2];
+    const PairRotation<S> mine = load_rotation(&rot[seat / 2]);
+    d = diag[seat];
     // Columns: A <- A J, V <- V J.
 #pragma unroll
     for (int k = 0; k < NMAX / 2; ++k) {
-      const PairRotation<S> r = rot[k];
-      const S x = a[2 * k], y = a[2 * k + 1];
-      a[2 * k] = r.c * x - r.s_ec * y;
-      a[2 * k + 1] = r.s_e * x + r.c * y;
-      const S u = v[2 * k], w = v[2 * k + 1];
-      v[2 * k] = r.c * u - r.s_ec * w;
-      v[2 * k + 1] = r.s_e * u + r.c * w;
+      const PairRotation<S> r = load_rotation(&rot[k]);
+      rotate_columns(a[2 * k], a[2 * k + 1], r.c, r.s_e);
+      rotate_columns(v[2 * k], v[2 * k + 1], r.c, r.s_e);
     }
-    __syncwarp(mask);  // rot is rewritten next step
-    // Rows: A <- J^H A; the 2 x 2 block of a rotated pair gets its exact diagonal and zeros.
+    __syncwarp(mask);  // rot and diag are rewritten next step
+    // Rows: A <- J^H A, row p to c p - s e q and row q to c q + s conj(e) p; a rotated pair's
+    // a(p, q) becomes exactly zero.
+    const S coef = even ? from_real<S>(R(0)) - mine.s_e : conj(mine.s_e);
+    const unsigned zero_bit = is_zero(mine.s_e) ? 0u : partner_bit;
 #pragma unroll
     for (int j = 0; j < NMAX; ++j) {
       const S other = shfl<NMAX>(mask, a[j], partner);
-      S x = even ? mine.c * a[j] - mine.s_e * other : mine.s_ec * other + mine.c * a[j];
-      if (mine.active && is_me(j)) x = from_real<S>(even ? mine.app : mine.aqq);
-      if (mine.active && is_partner(j)) x = from_real<S>(R(0));
-      a[j] = x;
+      const S x = combine_rows(mine.c, a[j], coef, other);
+      a[j] = (zero_bit >> j) & 1u ? from_real<S>(R(0)) : x;
     }
     // The tournament move: columns (of A and V) by register renaming; the row follows its seat.
     S ta[NMAX], tv[NMAX];

@@ -439,6 +439,7 @@ inline constexpr bool kRegistersFit = sizeof(S) * NMAX <= 256;
 template <class S, int NMAX>
 struct RegisterScratch {
   registers::PairRotation<S> rot[NMAX / 2];
+  real_of<S> diag[NMAX];  // a step's new diagonal, by seat
   real_of<S> w[NMAX];
   int player[NMAX];
   int rank[NMAX];
@@ -526,22 +527,22 @@ __device__ __forceinline__ SolveInfo solve_in_registers(const Args<S>& args, ind
   }
 #pragma unroll
   for (int j = 0; j < NMAX; ++j) m.v[j] = v0 ? v0_at(lane, j) : from_real<S>(R(m.is_me(j) ? 1 : 0));
+  m.take_diagonal();
 
   const R norm = sqrt(norm2);
   const R target = args.tol * norm;
-  const R negligible = target / R(n);
-  registers::PairRotation<S>* rot = scratch.rot;
+  const R negligible2 = negligible_square(target, n);
   int sweeps = 0;
   R off = 0;
   for (;;) {
     off = sqrt(registers::group_sum<NMAX>(mask, m.off_norm2_of_row()));
     if (off <= target || sweeps == args.max_sweeps) break;
     ++sweeps;
-    for (int step = 0; step < NMAX - 1; ++step) m.step(rot, negligible);
+    for (int step = 0; step < NMAX - 1; ++step) m.step(scratch.rot, scratch.diag, negligible2);
   }
 
   // The eigenvalue of the row, taken before A's registers are freed for the Newton-Schulz step.
-  const R mine = scalbn(re(m.diagonal()), -exponent);
+  const R mine = scalbn(m.d, -exponent);
   if (v0) {  // one Newton-Schulz step, as solve_in_shared: V <- V (3I - V^H V) / 2, in A's registers
     S* p = warm_buffer;
 #pragma unroll

@@ -1,10 +1,7 @@
-// The Jacobi rotation of the block solves (solve_in_shared in jacobi_evd_solve.cuh, and
-// jacobi_evd_pairs.cuh): its parameters, computed with every operation rounded as written so that
-// threads computing the same rotation agree bit for bit (the pairs solve computes each in several
-// threads), and its application to a pair of columns.
-// The register solve (jacobi_evd_registers.cuh) keeps detail::jacobi_rotation: this code took its
-// float n = 32 kernel from 125 to 152 registers, three blocks an SM instead of four, and a cold
-// batch from 0.324 to 0.395 us a matrix (H200, 2026-11-23); capping it at 128 registers spilled.
+// The Jacobi rotation of the EVD solves (jacobi_evd_registers.cuh, solve_in_shared in
+// jacobi_evd_solve.cuh, and jacobi_evd_pairs.cuh): its parameters, computed with every operation
+// rounded as written so that threads computing the same rotation agree bit for bit (the pairs solve
+// computes each in several threads), and its application to a pair of columns.
 #pragma once
 
 #include <cuda_runtime.h>
