@@ -64,7 +64,7 @@ cudaError_t launch_pairs(const Args<S>& args, cudaStream_t stream) {
 // The register mapping: NMAX lanes per matrix, 128 / NMAX matrices per block; a kernel for cold
 // solves (WARM false) and one for warm starts.
 template <class S, int NMAX, bool WARM>
-__global__ void __launch_bounds__(128) evd_registers_kernel(Args<S> args) {
+__device__ __forceinline__ void solve_group_in_registers(const Args<S>& args) {
   constexpr int kGroups = 128 / NMAX;
   __shared__ evd::RegisterScratch<S, NMAX> scratch[kGroups];
   extern __shared__ __align__(16) char warm_smem[];  // kGroups * NMAX * (NMAX + 1) scalars with a warm start
@@ -76,11 +76,34 @@ __global__ void __launch_bounds__(128) evd_registers_kernel(Args<S> args) {
                                    reinterpret_cast<S*>(warm_smem) + group * NMAX * (NMAX + 1));
 }
 
+// Blocks an SM that the register kernel is compiled for, where a cap on its registers paid: left to
+// itself the compiler took 89 registers at float 16, 135 at float 32 and 230 at complex float 32
+// (5, 3 and 2 blocks an SM); capped for 6, 4 and 3 blocks (no spill at float 16, 28 bytes at float
+// 32), cold batches ran 3%, 7% and 7% faster (H100, bench/results/2026-11-25-register-step.md).
+// 0: no cap (any cap, 1 included, changes how the compiler allocates, and spilled elsewhere).
+template <class S, int NMAX>
+inline constexpr int kRegisterBlocksPerSm =
+    std::is_same_v<S, float> ? (NMAX == 16 ? 6 : NMAX == 32 ? 4 : 0) : std::is_same_v<S, Cx<float>> && NMAX == 32 ? 3 : 0;
+
+template <class S, int NMAX, bool WARM>
+__global__ void __launch_bounds__(128) evd_registers_kernel(Args<S> args) {
+  solve_group_in_registers<S, NMAX, WARM>(args);
+}
+template <class S, int NMAX, bool WARM>
+__global__ void __launch_bounds__(128, (kRegisterBlocksPerSm<S, NMAX>)) evd_registers_capped_kernel(Args<S> args) {
+  solve_group_in_registers<S, NMAX, WARM>(args);
+}
+template <class S, int NMAX, bool WARM>
+constexpr auto registers_kernel() {
+  if constexpr (kRegisterBlocksPerSm<S, NMAX> > 0) return evd_registers_capped_kernel<S, NMAX, WARM>;
+  else return evd_registers_kernel<S, NMAX, WARM>;
+}
+
 template <class S, int NMAX, bool WARM>
 cudaError_t launch_registers(const Args<S>& args, cudaStream_t stream) {
   constexpr int kGroups = 128 / NMAX;
   const std::size_t bytes = WARM ? sizeof(S) * kGroups * NMAX * (NMAX + 1) : 0;
-  auto kernel = evd_registers_kernel<S, NMAX, WARM>;
+  auto kernel = registers_kernel<S, NMAX, WARM>();
   cudaError_t status = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(bytes));
   if (status != cudaSuccess) return status;
   const index_t blocks = (args.count + kGroups - 1) / kGroups;
@@ -120,7 +143,7 @@ cudaError_t launch_small(const Args<S>& args, cudaStream_t stream) {
 template <class S, int NMAX, bool WARM>
 cudaError_t load_small() {
   if constexpr (kSharedSolve<S, NMAX, WARM>) return load(evd_shared_kernel<S, NMAX>);
-  else return load(evd_registers_kernel<S, NMAX, WARM>);
+  else return load(registers_kernel<S, NMAX, WARM>());
 }
 
 template <class S, int NMAX>
