@@ -48,8 +48,6 @@ constexpr int kRows = kNmax / kWarps;  // rows of V per lane
 constexpr int kLda = kNmax;     // A during the sweeps: x_k and the x_l of a warp fall in distinct banks
 constexpr int kLdv = kNmax + 1; // V, V0 and products: lanes reading along a row hit distinct banks
 
-// The player in tournament position `pos` after t steps (0 <= t < 63).
-__device__ __forceinline__ int player(int pos, int t) { return detail::round_robin_player(pos, t, kNmax); }
 
 // What the other lanes need of a rotation: J = [[c, s e], [-s conj(e), c]], kept as c and s e.
 template <class S>
@@ -201,8 +199,18 @@ __device__ SolveInfo solve_in_pairs(const Args<S>& args, index_t b, char* smem, 
   const R norm = sqrt(norm2);
   const R target = args.tol * norm;
   const R negligible2 = negligible_square(target, n);
-  int sweeps = 0, t = 0;
+  int sweeps = 0;
   R off = 0;
+  // The players of the thread's pairs in the step: pair k = lane (x, y) and, for each of its two
+  // blocks, pair l (xl, yl); position p holds player p at the first step, and every player moves on
+  // by detail::next_player each step (kept in registers: the kernel is bound by instruction issue).
+  int x = lane, y = kNmax - 1 - lane;
+  int xl[2], yl[2];
+#pragma unroll
+  for (int half = 0; half < 2; ++half) {
+    const int l = (lane + warp + 1 + kWarps * half) % kPairs;
+    xl[half] = l, yl[half] = kNmax - 1 - l;
+  }
   for (;;) {
     g.sync();
     R off2 = 0;
@@ -214,8 +222,6 @@ __device__ SolveInfo solve_in_pairs(const Args<S>& args, index_t b, char* smem, 
     if (off <= target || sweeps == args.max_sweeps) break;
     ++sweeps;
     for (int step = 0; step < kNmax - 1; ++step) {
-      const int x = player(lane, t), y = player(kNmax - 1 - lane, t);
-
       if (warp == 0) {  // the step's rotations, lane k's of pair k, and the diagonal blocks
         const R dx = diag[x], dy = diag[y];  // lane k alone touches pair k's a_pq and diagonal here
         const Rot<S> r = rotation_of(dx, dy, apq[lane], negligible2);
@@ -237,16 +243,16 @@ __device__ SolveInfo solve_in_pairs(const Args<S>& args, index_t b, char* smem, 
         if (d == kPairs / 2 && lane >= kPairs / 2) continue;  // the block {k, k + 16} once
         const int l = (lane + d) % kPairs;
         const pairs::Rotation<S> rl = rot[l];
-        const int xl = player(l, t), yl = player(kNmax - 1 - l, t);
-        S b_xx = A[x + xl * kLda], b_xy = A[x + yl * kLda], b_yx = A[y + xl * kLda], b_yy = A[y + yl * kLda];
+        const int cx = xl[half] * kLda, cy = yl[half] * kLda;  // pair l's columns
+        S b_xx = A[x + cx], b_xy = A[x + cy], b_yx = A[y + cx], b_yy = A[y + cy];
         if (!is_zero(s_e) || !is_zero(rl.s_e)) {  // else both rotations are the identity
           rotate_columns(b_xx, b_xy, rl.c, rl.s_e);  // row x of B J_l
           rotate_columns(b_yx, b_yy, rl.c, rl.s_e);  // row y
           rotate_columns(b_xx, b_yx, c, conj(s_e));  // J_k^H from the left: rows (x, y) as a column pair
           rotate_columns(b_xy, b_yy, c, conj(s_e));
-          A[x + xl * kLda] = b_xx, A[x + yl * kLda] = b_xy, A[y + xl * kLda] = b_yx, A[y + yl * kLda] = b_yy;
-          A[xl + x * kLda] = conj(b_xx), A[yl + x * kLda] = conj(b_xy), A[xl + y * kLda] = conj(b_yx),
-          A[yl + y * kLda] = conj(b_yy);
+          A[x + cx] = b_xx, A[x + cy] = b_xy, A[y + cx] = b_yx, A[y + cy] = b_yy;
+          A[xl[half] + x * kLda] = conj(b_xx), A[yl[half] + x * kLda] = conj(b_xy),
+          A[xl[half] + y * kLda] = conj(b_yx), A[yl[half] + y * kLda] = conj(b_yy);
         }
         // The next step pairs position p with 63 - p, and each player moves from position p + 1 to p
         // (from 1 to 63; 0 stays): its pair 0 is (x_0, x_1), pair 31 (y_31, y_30), and pair k in
@@ -267,20 +273,20 @@ __device__ SolveInfo solve_in_pairs(const Args<S>& args, index_t b, char* smem, 
         vy[r] = lane == 0 ? down : up;
         vx[r] = x_next;
       }
-      t = t == kNmax - 2 ? 0 : t + 1;
+      x = detail::next_player(x, kNmax), y = detail::next_player(y, kNmax);
+#pragma unroll
+      for (int half = 0; half < 2; ++half)
+        xl[half] = detail::next_player(xl[half], kNmax), yl[half] = detail::next_player(yl[half], kNmax);
       g.sync();
     }
   }
 
   // Eigenvalues, unscaled; V by index into the first region (A is no longer needed).
   for (int i = tid; i < kNmax; i += kThreads) w[i] = scalbn(diag[i], -exponent);
-  {
-    const int x = player(lane, t), y = player(kNmax - 1 - lane, t);
 #pragma unroll
-    for (int r = 0; r < kRows; ++r) {
-      A[warp + 8 * r + x * kLdv] = vx[r];
-      A[warp + 8 * r + y * kLdv] = vy[r];
-    }
+  for (int r = 0; r < kRows; ++r) {
+    A[warp + 8 * r + x * kLdv] = vx[r];
+    A[warp + 8 * r + y * kLdv] = vy[r];
   }
   g.sync();
   const S* v_out = A;
