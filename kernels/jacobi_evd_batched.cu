@@ -67,13 +67,13 @@ template <class S, int NMAX, bool WARM>
 __device__ __forceinline__ void solve_group_in_registers(const Args<S>& args) {
   constexpr int kGroups = 128 / NMAX;
   __shared__ evd::RegisterScratch<S, NMAX> scratch[kGroups];
-  extern __shared__ __align__(16) char warm_smem[];  // kGroups * NMAX * (NMAX + 1) scalars with a warm start
+  extern __shared__ __align__(16) char warm_smem[];  // kGroups * kRegisterWarmScalars<NMAX> scalars with a warm start
   const int group = threadIdx.x / NMAX;
   const index_t b = index_t(blockIdx.x) * kGroups + group;
   if (b >= args.count) return;  // whole groups leave together; groups sharing a warp use their own masks
   const unsigned mask = NMAX == 32 ? 0xffffffffu : ((1u << NMAX) - 1u) << (threadIdx.x % 32 / NMAX * NMAX);
   evd::solve_in_registers<S, NMAX, WARM>(args, b, threadIdx.x % NMAX, mask, scratch[group],
-                                   reinterpret_cast<S*>(warm_smem) + group * NMAX * (NMAX + 1));
+                                   reinterpret_cast<S*>(warm_smem) + group * evd::kRegisterWarmScalars<NMAX>);
 }
 
 // Blocks an SM that the register kernel is compiled for, where a cap on its registers paid: left to
@@ -102,7 +102,7 @@ constexpr auto registers_kernel() {
 template <class S, int NMAX, bool WARM>
 cudaError_t launch_registers(const Args<S>& args, cudaStream_t stream) {
   constexpr int kGroups = 128 / NMAX;
-  const std::size_t bytes = WARM ? sizeof(S) * kGroups * NMAX * (NMAX + 1) : 0;
+  const std::size_t bytes = WARM ? sizeof(S) * kGroups * evd::kRegisterWarmScalars<NMAX> : 0;
   auto kernel = registers_kernel<S, NMAX, WARM>();
   cudaError_t status = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(bytes));
   if (status != cudaSuccess) return status;

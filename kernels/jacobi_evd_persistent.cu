@@ -271,7 +271,7 @@ constexpr std::size_t consumer_bytes() {
   std::size_t bytes = evd::GroupLayout<S, NMAX>::bytes;
   if constexpr (solve == Solve::pairs) bytes = evd::PairsLayout<S>::bytes(true);
   if constexpr (solve == Solve::registers)
-    bytes = sizeof(evd::RegisterScratch<S, NMAX>) + evd::align16(sizeof(S) * NMAX * (NMAX + 1));
+    bytes = sizeof(evd::RegisterScratch<S, NMAX>) + evd::align16(sizeof(S) * evd::kRegisterWarmScalars<NMAX>);
   return evd::align16(sizeof(EvdItem<std::complex<double>>)) + evd::align16(bytes);
 }
 

@@ -445,9 +445,14 @@ struct RegisterScratch {
   int rank[NMAX];
 };
 
+// The shared memory of a register solve's warm start, in scalars: V0 and the product A V0, each
+// NMAX x (NMAX + 1).
+template <int NMAX>
+inline constexpr int kRegisterWarmScalars = 2 * NMAX * (NMAX + 1);
+
 // Solves matrix b of `args` on the NMAX lanes of `mask` (lane = 0 .. NMAX-1 within them), rows in
-// registers (jacobi_evd_registers.cuh). `warm_buffer` holds NMAX * (NMAX + 1) scalars when there is a
-// warm start (unused otherwise). With MAY_WARM false, args.warm_start is ignored and the warm-start
+// registers (jacobi_evd_registers.cuh). `warm_buffer` holds kRegisterWarmScalars<NMAX> scalars when
+// there is a warm start (unused otherwise). With MAY_WARM false, args.warm_start is ignored and the warm-start
 // code is left out, which spares registers where every row is held in them.
 template <class S, int NMAX, bool MAY_WARM = true>
 __device__ __forceinline__ SolveInfo solve_in_registers(const Args<S>& args, index_t b, int lane, unsigned mask,
@@ -494,26 +499,35 @@ __device__ __forceinline__ SolveInfo solve_in_registers(const Args<S>& args, ind
 
   // V: identity, or the warm start (padded with the identity); then B = V0^H A V0 in row `lane`.
   const S* v0 = MAY_WARM && args.warm_start ? args.warm_start + b * args.stride_w : nullptr;
-  auto v0_at = [=](int i, int j) {
-    return i < n && j < n ? v0[i + index_t(j) * args.ldw] : from_real<S>(R(i == j ? 1 : 0));
-  };
   // The products hold no more in registers than the sweeps do (a row of A and one of V): loops over
   // a register row are unrolled, the others are not, and results build up in a row that is free.
   if (v0) {
-    S* p = warm_buffer;
-#pragma unroll 1
-    for (int j = 0; j < NMAX; ++j) {  // P = A V0, row `lane`
-      S sum = zero;
+    // V0's row `lane` into V's registers, every load in flight at once (the lanes read down each
+    // column), and into shared memory, where the products read it.
+    S* p = warm_buffer;               // A V0, then B, by rows
+    S* q = warm_buffer + NMAX * kLd;  // V0, by rows
 #pragma unroll
-      for (int k = 0; k < NMAX; ++k) sum += m.a[k] * v0_at(k, j);
-      p[lane * kLd + j] = sum;
+    for (int j = 0; j < NMAX; ++j)
+      m.v[j] = lane < n && j < n ? v0[lane + index_t(j) * args.ldw] : from_real<S>(R(m.is_me(j) ? 1 : 0));
+#pragma unroll
+    for (int j = 0; j < NMAX; ++j) q[lane * kLd + j] = m.v[j];
+    __syncwarp(mask);
+#pragma unroll 1
+    for (int j = 0; j < NMAX; ++j) {  // P = A V0, row `lane`, in two sums (half the dependent chain)
+      S even = zero, odd = zero;
+#pragma unroll
+      for (int k = 0; k < NMAX; k += 2) {
+        even += m.a[k] * q[k * kLd + j];
+        odd += m.a[k + 1] * q[(k + 1) * kLd + j];
+      }
+      p[lane * kLd + j] = even + odd;
     }
     __syncwarp(mask);
 #pragma unroll
     for (int j = 0; j < NMAX; ++j) m.a[j] = zero;
 #pragma unroll 1
     for (int k = 0; k < NMAX; ++k) {  // B = V0^H P, row `lane`, in A's registers
-      const S x = v0_at(k, lane);
+      const S x = q[k * kLd + lane];
 #pragma unroll
       for (int j = 0; j < NMAX; ++j) m.a[j] += conj_mul(x, p[k * kLd + j]);
     }
@@ -524,9 +538,10 @@ __device__ __forceinline__ SolveInfo solve_in_registers(const Args<S>& args, ind
 #pragma unroll
     for (int j = 0; j < NMAX; ++j)  // exactly Hermitian: the lower triangle mirrored
       m.a[j] = j < lane ? m.a[j] : m.is_me(j) ? from_real<S>(re(m.a[j])) : conj(p[j * kLd + lane]);
-  }
+  } else {
 #pragma unroll
-  for (int j = 0; j < NMAX; ++j) m.v[j] = v0 ? v0_at(lane, j) : from_real<S>(R(m.is_me(j) ? 1 : 0));
+    for (int j = 0; j < NMAX; ++j) m.v[j] = from_real<S>(R(m.is_me(j) ? 1 : 0));
+  }
   m.take_diagonal();
 
   const R norm = sqrt(norm2);
