@@ -15,8 +15,8 @@
 // k x k, and a few vectors); else G lives in device memory (the long side's output, or the
 // workspace) and shared memory holds W and a staging block for the final column permutation.
 //
-// Thread mapping: a group of THREADS threads per matrix (a warp for rows <= 32, four groups per
-// block; a block of 128 or 256 threads above). Within a group, teams of `team` lanes (a power of
+// Thread mapping: a group of THREADS threads per matrix (a warp up to 16 rows, and up to 32 while a
+// lane's share of a step is short, four groups per block; else a block of 128 or 256 threads: make_plan). Within a group, teams of `team` lanes (a power of
 // two within one warp) each take one pair of a round-robin step: the lanes sum alpha, beta, gamma
 // over rows lane, lane + team, ..., reduce by butterfly shuffles (every lane gets the same sums and
 // so the same rotation), and rotate their own rows. Pairs of a step are disjoint, so the only
@@ -403,7 +403,16 @@ Plan make_plan(int rows, int k) {
     return l;
   };
   const Layout on_chip = lay_out(sizeof(S) * rows * k);
-  if (rows <= 32 && 4 * on_chip.bytes <= std::size_t(limit)) {
+  const int half = detail::round_robin_players(k) / 2;
+  // A warp per matrix up to 16 rows, and up to 32 while a lane's share of a step stays short: its
+  // rows of a pair (rows / team), weighted by the scalar's cost (complex float and double 2, complex
+  // double 4). Past 12, a block of 128 threads was faster (H100, bench/results/2026-11-25-svd-block-at-32.md):
+  // 32 x 32 3.4x in float and 3.8x in complex float, 24 x 24 and 32 x 16 in complex float 2.2x and
+  // 1.5x; float 24 x 24 and 32 x 16 (12 and 8) and 32 x 8 in both types kept the warp, where the
+  // block was 1.2x to 3x slower.
+  const int warp_team = 32 / ceil_pow2(half);
+  const bool warp_fits = (rows + warp_team - 1) / warp_team * int(sizeof(S) / sizeof(float)) <= 12;
+  if (rows <= 32 && (rows <= 16 || warp_fits) && 4 * on_chip.bytes <= std::size_t(limit)) {
     plan.threads = 32, plan.groups = 4, plan.shared = true, plan.layout = on_chip;
   } else {
     plan.threads = rows <= 128 ? 128 : 256, plan.groups = 1;
@@ -416,7 +425,6 @@ Plan make_plan(int rows, int k) {
       plan.layout.stage_rows = stage_rows;
     }
   }
-  const int half = detail::round_robin_players(k) / 2;
   plan.team = std::min(32, std::max(1, plan.threads / ceil_pow2(half)));
   return plan;
 }
