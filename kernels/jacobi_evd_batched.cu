@@ -78,12 +78,15 @@ __device__ __forceinline__ void solve_group_in_registers(const Args<S>& args) {
 
 // Blocks an SM that the register kernel is compiled for, where a cap on its registers paid: left to
 // itself the compiler took 89 registers at float 16, 135 at float 32 and 230 at complex float 32
-// (5, 3 and 2 blocks an SM); capped for 6, 4 and 3 blocks (no spill at float 16, 28 bytes at float
-// 32), cold batches ran 3%, 7% and 7% faster (H100, bench/results/2026-11-25-register-step.md).
+// (5, 3 and 2 blocks an SM); capped for 6, 4 and 3 blocks (spills: none in the cold float 16 kernel,
+// 52 bytes in its warm one, 28 at float 32, 224 at complex float 32), cold batches ran 3%, 7% and 7%
+// faster (H100, bench/results/2026-11-25-register-step.md).
 // 0: no cap (any cap, 1 included, changes how the compiler allocates, and spilled elsewhere).
 template <class S, int NMAX>
-inline constexpr int kRegisterBlocksPerSm =
-    std::is_same_v<S, float> ? (NMAX == 16 ? 6 : NMAX == 32 ? 4 : 0) : std::is_same_v<S, Cx<float>> && NMAX == 32 ? 3 : 0;
+inline constexpr int kRegisterBlocksPerSm = std::is_same_v<S, float> && NMAX == 16       ? 6
+                                           : std::is_same_v<S, float> && NMAX == 32     ? 4
+                                           : std::is_same_v<S, Cx<float>> && NMAX == 32 ? 3
+                                                                                        : 0;
 
 template <class S, int NMAX, bool WARM>
 __global__ void __launch_bounds__(128) evd_registers_kernel(Args<S> args) {

@@ -48,7 +48,6 @@ constexpr int kRows = kNmax / kWarps;  // rows of V per lane
 constexpr int kLda = kNmax;     // A during the sweeps: x_k and the x_l of a warp fall in distinct banks
 constexpr int kLdv = kNmax + 1; // V, V0 and products: lanes reading along a row hit distinct banks
 
-
 // What the other lanes need of a rotation: J = [[c, s e], [-s conj(e), c]], kept as c and s e.
 template <class S>
 struct alignas(16) Rotation {

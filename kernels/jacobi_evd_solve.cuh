@@ -452,8 +452,8 @@ inline constexpr int kRegisterWarmScalars = 2 * NMAX * (NMAX + 1);
 
 // Solves matrix b of `args` on the NMAX lanes of `mask` (lane = 0 .. NMAX-1 within them), rows in
 // registers (jacobi_evd_registers.cuh). `warm_buffer` holds kRegisterWarmScalars<NMAX> scalars when
-// there is a warm start (unused otherwise). With MAY_WARM false, args.warm_start is ignored and the warm-start
-// code is left out, which spares registers where every row is held in them.
+// there is a warm start (unused otherwise). With MAY_WARM false, args.warm_start is ignored and the
+// warm-start code is left out, which spares registers where every row is held in them.
 template <class S, int NMAX, bool MAY_WARM = true>
 __device__ __forceinline__ SolveInfo solve_in_registers(const Args<S>& args, index_t b, int lane, unsigned mask,
                                    RegisterScratch<S, NMAX>& scratch, S* warm_buffer) {

@@ -16,11 +16,12 @@
 // workspace) and shared memory holds W and a staging block for the final column permutation.
 //
 // Thread mapping: a group of THREADS threads per matrix (a warp up to 16 rows, and up to 32 while a
-// lane's share of a step is short, four groups per block; else a block of 128 or 256 threads: make_plan). Within a group, teams of `team` lanes (a power of
-// two within one warp) each take one pair of a round-robin step: the lanes sum alpha, beta, gamma
-// over rows lane, lane + team, ..., reduce by butterfly shuffles (every lane gets the same sums and
-// so the same rotation), and rotate their own rows. Pairs of a step are disjoint, so the only
-// synchronisation is one group barrier per step.
+// lane's share of a step is short, four groups per block; else a block of 128 or 256 threads:
+// make_plan). Within a group, teams of `team` lanes (a power of two within one warp) each take one
+// pair of a round-robin step: the lanes sum alpha, beta, gamma over rows lane, lane + team, ...,
+// reduce by butterfly shuffles (every lane gets the same sums and so the same rotation), and rotate
+// their own rows. Pairs of a step are disjoint, so the only synchronisation is one group barrier per
+// step.
 #include <cuda_runtime.h>
 
 #include <algorithm>
