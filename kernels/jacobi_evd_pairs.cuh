@@ -48,13 +48,6 @@ constexpr int kRows = kNmax / kWarps;  // rows of V per lane
 constexpr int kLda = kNmax;     // A during the sweeps: x_k and the x_l of a warp fall in distinct banks
 constexpr int kLdv = kNmax + 1; // V, V0 and products: lanes reading along a row hit distinct banks
 
-// What the other lanes need of a rotation: J = [[c, s e], [-s conj(e), c]], kept as c and s e.
-template <class S>
-struct alignas(16) Rotation {
-  S s_e;
-  real_of<S> c;
-};
-
 }  // namespace pairs
 
 template <class S>
@@ -63,7 +56,7 @@ struct PairsLayout {
   static constexpr std::size_t region = align16(sizeof(S) * pairs::kNmax * pairs::kLdv);
   static constexpr std::size_t diag = align16(sizeof(R) * pairs::kNmax);
   static constexpr std::size_t apq = align16(sizeof(S) * pairs::kPairs);
-  static constexpr std::size_t rot = sizeof(pairs::Rotation<S>) * pairs::kPairs;
+  static constexpr std::size_t rot = sizeof(RotationSE<S>) * pairs::kPairs;
   static constexpr std::size_t values = align16(sizeof(R) * pairs::kNmax);
   static constexpr std::size_t order = align16(sizeof(int) * pairs::kNmax);
   static constexpr std::size_t scratch = align16(sizeof(double) * pairs::kWarps);
@@ -122,7 +115,7 @@ __device__ SolveInfo solve_in_pairs(const Args<S>& args, index_t b, char* smem, 
   char* p = smem + L::region;
   R* diag = reinterpret_cast<R*>(p);           // [64], by index
   S* apq = reinterpret_cast<S*>(p += L::diag);   // [32], a_pq of each pair of the step
-  auto* rot = reinterpret_cast<pairs::Rotation<S>*>(p += L::apq);  // [32], the step's rotations
+  auto* rot = reinterpret_cast<RotationSE<S>*>(p += L::apq);  // [32], the step's rotations
   R* w = reinterpret_cast<R*>(p += L::rot);
   int* rank = reinterpret_cast<int*>(p += L::values);
   double* scratch = reinterpret_cast<double*>(p += L::order);
@@ -229,10 +222,10 @@ __device__ SolveInfo solve_in_pairs(const Args<S>& args, index_t b, char* smem, 
           diag[y] = dy + r.shift;
           A[x + y * kLda] = A[y + x * kLda] = zero;
         }
-        rot[lane] = {r.s_e, r.c};
+        store_rotation(&rot[lane], r.s_e, r.c);
       }
       g.sync();
-      const pairs::Rotation<S> rk = rot[lane];
+      const RotationSE<S> rk = load_rotation(&rot[lane]);
       const R c = rk.c;
       const S s_e = rk.s_e;
       // The off-diagonal blocks (k, l), l = k + d: B <- J_k^H B J_l, and the mirror.
@@ -241,7 +234,7 @@ __device__ SolveInfo solve_in_pairs(const Args<S>& args, index_t b, char* smem, 
         const int d = warp + 1 + kWarps * half;
         if (d == kPairs / 2 && lane >= kPairs / 2) continue;  // the block {k, k + 16} once
         const int l = (lane + d) % kPairs;
-        const pairs::Rotation<S> rl = rot[l];
+        const RotationSE<S> rl = load_rotation(&rot[l]);
         const int cx = xl[half] * kLda, cy = yl[half] * kLda;  // pair l's columns
         S b_xx = A[x + cx], b_xy = A[x + cy], b_yx = A[y + cx], b_yy = A[y + cy];
         if (!is_zero(s_e) || !is_zero(rl.s_e)) {  // else both rotations are the identity

@@ -16,8 +16,6 @@
 
 #include <cuda_runtime.h>
 
-#include <type_traits>
-
 #include "device_scalar.cuh"
 #include "eigstream/options.hpp"
 #include "jacobi_rotation.cuh"
@@ -42,39 +40,6 @@ __host__ __device__ constexpr int occupant(int s, int t, int m) {
   const int j = position_of_seat(s, m);
   const int i = j - 1 - t;  // in (-(m - 1), m - 1): one wrap at most
   return j == 0 ? s : seat_of_position(1 + (i < 0 ? i + m - 1 : i), m);
-}
-
-// A step's rotation of a seat pair, J = [[c, s e], [-s conj(e), c]] with e the phase of a_pq, as the
-// other lanes read it: s e (zero when a_pq was negligible and J is the identity) and c, in one vector
-// access (two in complex double).
-template <class S>
-struct alignas(sizeof(S) == 4 ? 8 : 16) PairRotation {
-  S s_e;
-  real_of<S> c;
-};
-
-template <class S>
-__device__ __forceinline__ void store_rotation(PairRotation<S>* to, S s_e, real_of<S> c) {
-  if constexpr (std::is_same_v<S, float>) *reinterpret_cast<float2*>(to) = {s_e, c};
-  else if constexpr (std::is_same_v<S, double>) *reinterpret_cast<double2*>(to) = {s_e, c};
-  else if constexpr (std::is_same_v<S, Cx<float>>) *reinterpret_cast<float4*>(to) = {s_e.re, s_e.im, c, 0.0f};
-  else *reinterpret_cast<double2*>(to) = {s_e.re, s_e.im}, reinterpret_cast<double*>(to)[2] = c;
-}
-template <class S>
-__device__ __forceinline__ PairRotation<S> load_rotation(const PairRotation<S>* from) {
-  if constexpr (std::is_same_v<S, float>) {
-    const float2 x = *reinterpret_cast<const float2*>(from);
-    return {x.x, x.y};
-  } else if constexpr (std::is_same_v<S, double>) {
-    const double2 x = *reinterpret_cast<const double2*>(from);
-    return {x.x, x.y};
-  } else if constexpr (std::is_same_v<S, Cx<float>>) {
-    const float4 x = *reinterpret_cast<const float4*>(from);
-    return {{x.x, x.y}, x.z};
-  } else {
-    const double2 x = *reinterpret_cast<const double2*>(from);
-    return {{x.x, x.y}, reinterpret_cast<const double*>(from)[2]};
-  }
 }
 
 // c a + k b, the row update of the step, its fused multiply-adds spelled out (as rotate_columns).
@@ -154,7 +119,7 @@ struct Registers {
 
   // One step: rotations of all seat pairs (2k, 2k+1), then the tournament move. `rot` holds NMAX / 2
   // rotations and `diag` NMAX reals, in shared memory.
-  __device__ __forceinline__ void step(PairRotation<S>* rot, R* diag, R negligible2) {
+  __device__ __forceinline__ void step(RotationSE<S>* rot, R* diag, R negligible2) {
     // The even seat of each pair alone computes its rotation and the pair's new diagonal; both seats
     // then read the same parameters, so rows p and q always move together.
     const bool even = seat % 2 == 0;
@@ -166,12 +131,12 @@ struct Registers {
       diag[seat + 1] = d_partner + r.shift;
     }
     __syncwarp(mask);
-    const PairRotation<S> mine = load_rotation(&rot[seat / 2]);
+    const RotationSE<S> mine = load_rotation(&rot[seat / 2]);
     d = diag[seat];
     // Columns: A <- A J, V <- V J.
 #pragma unroll
     for (int k = 0; k < NMAX / 2; ++k) {
-      const PairRotation<S> r = load_rotation(&rot[k]);
+      const RotationSE<S> r = load_rotation(&rot[k]);
       rotate_columns(a[2 * k], a[2 * k + 1], r.c, r.s_e);
       rotate_columns(v[2 * k], v[2 * k + 1], r.c, r.s_e);
     }

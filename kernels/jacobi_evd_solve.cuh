@@ -438,7 +438,7 @@ inline constexpr bool kRegistersFit = sizeof(S) * NMAX <= 256;
 // The shared memory of one matrix's register solve: the rotations of a step and the sort.
 template <class S, int NMAX>
 struct RegisterScratch {
-  registers::PairRotation<S> rot[NMAX / 2];
+  RotationSE<S> rot[NMAX / 2];
   real_of<S> diag[NMAX];  // a step's new diagonal, by seat
   real_of<S> w[NMAX];
   int player[NMAX];

@@ -7,6 +7,7 @@
 #include <cuda_runtime.h>
 
 #include <limits>
+#include <type_traits>
 
 #include "device_scalar.cuh"
 
@@ -29,6 +30,39 @@ __device__ __forceinline__ void store_rotation(Rot<S>* to, const Rot<S>& r) {
   to->c = r.c;
   to->shift = r.shift;
   to->active = r.active;
+}
+
+// What the threads that apply a rotation need of it, J = [[c, s e], [-s conj(e), c]]: s e (zero when
+// J is the identity) and c, moved to and from shared memory in one vector access (two in complex
+// double) by store_rotation and load_rotation.
+template <class S>
+struct alignas(sizeof(S) == 4 ? 8 : 16) RotationSE {
+  S s_e;
+  real_of<S> c;
+};
+
+template <class S>
+__device__ __forceinline__ void store_rotation(RotationSE<S>* to, S s_e, real_of<S> c) {
+  if constexpr (std::is_same_v<S, float>) *reinterpret_cast<float2*>(to) = {s_e, c};
+  else if constexpr (std::is_same_v<S, double>) *reinterpret_cast<double2*>(to) = {s_e, c};
+  else if constexpr (std::is_same_v<S, Cx<float>>) *reinterpret_cast<float4*>(to) = {s_e.re, s_e.im, c, 0.0f};
+  else *reinterpret_cast<double2*>(to) = {s_e.re, s_e.im}, reinterpret_cast<double*>(to)[2] = c;
+}
+template <class S>
+__device__ __forceinline__ RotationSE<S> load_rotation(const RotationSE<S>* from) {
+  if constexpr (std::is_same_v<S, float>) {
+    const float2 x = *reinterpret_cast<const float2*>(from);
+    return {x.x, x.y};
+  } else if constexpr (std::is_same_v<S, double>) {
+    const double2 x = *reinterpret_cast<const double2*>(from);
+    return {x.x, x.y};
+  } else if constexpr (std::is_same_v<S, Cx<float>>) {
+    const float4 x = *reinterpret_cast<const float4*>(from);
+    return {{x.x, x.y}, x.z};
+  } else {
+    const double2 x = *reinterpret_cast<const double2*>(from);
+    return {{x.x, x.y}, reinterpret_cast<const double*>(from)[2]};
+  }
 }
 
 // Scalar operations rounded as written: the compiler may not contract them into fused multiply-adds,
