@@ -32,7 +32,7 @@ template <class S, int NMAX>
 __global__ void __launch_bounds__(evd::shared_threads(NMAX), (kSharedBlocksPerSm<S, NMAX>))
     evd_shared_kernel(Args<S> args) {
   extern __shared__ __align__(16) char smem[];
-  evd::solve_in_shared<S, NMAX>(args, blockIdx.x, smem, threadIdx.x);
+  evd::solve_in_shared<S, NMAX>(args, blockIdx.x, smem, threadIdx.x, false);
 }
 
 template <class S, int NMAX>

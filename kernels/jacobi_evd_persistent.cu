@@ -286,7 +286,7 @@ __device__ SolveInfo solve_item(const Args<S>& args, int lane, unsigned mask, ch
   } else if constexpr (solve == Solve::pairs) {
     return evd::solve_in_pairs<S>(args, 0, work, lane);
   } else {
-    return evd::solve_in_shared<S, NMAX>(args, 0, work, lane);
+    return evd::solve_in_shared<S, NMAX>(args, 0, work, lane, BLOCK_PER_ITEM);
   }
 }
 
