@@ -225,7 +225,7 @@ struct StepItems {
 // solve is the critical path (the persistent solver's block per item), solve_in_shared then tests
 // convergence every second step too and stops part way through the sweep: a CPU model (float,
 // eigbench's covariances) took 15-21% fewer steps for warm starts at n = 16 and 32. In batches the
-// test did not pay (bench/results/2026-11-25-mid-sweep-test-withdrawn.md): a warp or a wave waits
+// test did not pay (bench/results/2026-11-25-mid-sweep-tests.md): a warp or a wave waits
 // for its slowest matrix anyway.
 inline constexpr double kLastSweepsOff = 100;
 
