@@ -8,8 +8,15 @@
 // case runs --seconds after a warm-up. Reports blocks/s, snapshots/s, samples/s (snapshots x
 // channels), and the p50/p99 latency from the source's output to each stage's output (since the
 // start; the queues hold --queue blocks, so under saturation latency includes waiting in them).
-// Then the rates of what bounds the pipeline from outside: the source alone, and in CUDA builds with
-// the covariance on the GPU, the copy of blocks to the GPU alone.
+// With GPU stages, the fraction of the wall time the GPU was busy with their kernels and copies
+// (work on several streams at once counted once; Pipeline::gpu_busy), and 1 minus it, the
+// pipeline's overhead. Then the rates of what bounds the pipeline from outside: the source alone,
+// and in CUDA builds with the covariance on the GPU, the copy of blocks to the GPU alone.
+//
+// The source (--source): "reader" copies each block's samples from the recording into the block
+// (ReaderSource over a MemoryReader), as a program reading a file or socket does; "preloaded" hands
+// out blocks whose samples are already in place, as a capture card's DMA leaves them, so that the
+// CPU writing samples does not limit the rate.
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
@@ -53,6 +60,8 @@ struct Settings {
   std::string covariance_backend, mvdr_backend;  // empty: as backend
   std::size_t group = 64;
   std::string solver = "auto";
+  std::string source = "reader";
+  std::size_t covariance_in_flight = es::CovarianceStageConfig{}.gpu_blocks_in_flight;
 };
 
 // Passes decompositions on and keeps the sum of their sweeps (read after the pipeline stopped).
@@ -69,24 +78,77 @@ class SweepTap : public es::Transform<es::DecompositionItem, es::DecompositionIt
   }
 };
 
+// The source for --source preloaded. Each block of its pool is filled once, the first time it is
+// taken, with the next block of the recording (looped), and then emitted as it is each time it comes
+// back: the blocks follow the order the pool returns them in, not the recording's.
+class PreloadedSource : public es::Source<es::Block> {
+ public:
+  PreloadedSource(std::string name, const std::vector<es::sample_t>& recording, std::size_t channels,
+                  std::size_t block_samples)
+      : Source(std::move(name)), recording_(recording), channels_(channels), block_samples_(block_samples),
+        finite_(!eigstream::find_non_finite({recording.data(), eigstream::index_t(channels),
+                                             eigstream::index_t(recording.size() / channels),
+                                             eigstream::index_t(channels)})
+                     .found) {}
+
+ protected:
+  void configure(es::StageContext& context) override {
+    pool_ = &context.make_pool<es::Block>(context.items_in_flight(), channels_, block_samples_);
+  }
+  bool process() override {
+    es::Handle<es::Block> block = acquire(*pool_);
+    if (block->samples == 0) {  // taken for the first time
+      const std::size_t values = channels_ * block_samples_, recording_blocks = recording_.size() / values;
+      std::copy_n(recording_.data() + (filled_++ % recording_blocks) * values, values, block->data());
+      block->samples = block_samples_;
+    }
+    block->stamp.flags = es::block_finite_checked | (finite_ ? 0u : std::uint32_t{es::block_non_finite});
+    block->first_sample = next_sample_;
+    block->lost_before = 0;
+    next_sample_ += block_samples_;
+    emit(std::move(block));
+    return true;
+  }
+
+ private:
+  const std::vector<es::sample_t>& recording_;
+  std::size_t channels_, block_samples_;
+  bool finite_;
+  es::Pool<es::Block>* pool_ = nullptr;
+  std::size_t filled_ = 0;
+  std::uint64_t next_sample_ = 0;
+};
+
 std::unique_ptr<es::MemoryReader> endless_reader(const Settings& settings, const std::vector<es::sample_t>& signal) {
   es::MemoryReaderOptions endless;
   endless.loop = true;
   return std::make_unique<es::MemoryReader>(signal.data(), signal.size() / settings.channels, settings.channels, endless);
 }
 
+// The source --source names, added to the pipeline.
+es::Source<es::Block>& add_source(es::Pipeline& pipeline, const Settings& settings,
+                                  const std::vector<es::sample_t>& signal) {
+  if (settings.source == "preloaded")
+    return pipeline.add<PreloadedSource>("source", signal, settings.channels, settings.block_samples);
+  return pipeline.add<es::ReaderSource>("source", endless_reader(settings, signal),
+                                        es::ReaderSourceOptions{settings.block_samples});
+}
+
 // Runs the started pipeline for the warm-up, then measures --seconds; stops it.
 struct Window {
   std::vector<es::StageStats> before, after;
+  es::GpuBusy busy_before, busy_after;
   double elapsed;
 };
 Window measure(es::Pipeline& pipeline, const Settings& settings) {
   Window w;
   std::this_thread::sleep_for(std::chrono::duration<double>(settings.warmup));
   w.before = pipeline.stats();
+  w.busy_before = pipeline.gpu_busy();
   const Clock::time_point t0 = Clock::now();
   std::this_thread::sleep_for(std::chrono::duration<double>(settings.seconds));
   w.after = pipeline.stats();
+  w.busy_after = pipeline.gpu_busy();
   w.elapsed = std::chrono::duration<double>(Clock::now() - t0).count();
   pipeline.stop();
   return w;
@@ -95,8 +157,7 @@ Window measure(es::Pipeline& pipeline, const Settings& settings) {
 // The source alone, into a sink that drops each block: the most the pipeline can take from it.
 double source_alone_blocks_per_second(const Settings& settings, const std::vector<es::sample_t>& signal) {
   es::Pipeline pipeline;
-  auto& source = pipeline.add<es::ReaderSource>("source", endless_reader(settings, signal),
-                                                es::ReaderSourceOptions{settings.block_samples});
+  auto& source = add_source(pipeline, settings, signal);
   auto& sink = pipeline.add<es::CallbackSink<es::Block>>("sink", [](const es::Block&) {});
   pipeline.connect(source, sink, es::EdgeOptions{settings.queue, es::FullPolicy::block});
   pipeline.start();
@@ -166,6 +227,7 @@ json run_case(const Settings& settings, const std::vector<es::sample_t>& signal,
   if (!settings.covariance_backend.empty()) eigstream::parse_backend(settings.covariance_backend, covariance_backend);
   if (!settings.mvdr_backend.empty()) eigstream::parse_backend(settings.mvdr_backend, mvdr_backend);
   covariance.backend = covariance_backend;
+  covariance.gpu_blocks_in_flight = settings.covariance_in_flight;
   es::DecomposeStageConfig decompose;
   decompose.channels = settings.channels;
   decompose.warm_start = warm_start;
@@ -180,9 +242,10 @@ json run_case(const Settings& settings, const std::vector<es::sample_t>& signal,
   beamform.backend = mvdr_backend;
   beamform.group = settings.group;
 
-  es::Pipeline pipeline;
-  auto& source = pipeline.add<es::ReaderSource>("source", endless_reader(settings, signal),
-                                                es::ReaderSourceOptions{settings.block_samples});
+  es::PipelineOptions measured;
+  measured.measure_gpu_busy = true;
+  es::Pipeline pipeline(measured);
+  auto& source = add_source(pipeline, settings, signal);
   auto& cov = pipeline.add<es::CovarianceStage>("covariance", covariance);
   auto& evd = pipeline.add<es::DecomposeStage>("evd", decompose);
   auto& tap = pipeline.add<SweepTap>("sweeps");
@@ -205,14 +268,11 @@ json run_case(const Settings& settings, const std::vector<es::sample_t>& signal,
   // rate is near 1), and for GPU stages in kernels and copies (stream time, CUDA events).
   json stages = json::array();
   std::uint64_t dropped = 0, malformed = 0;
-  double kernel_seconds = 0, copy_seconds = 0;
   const std::vector<es::StageStats> final_stats = pipeline.stats();
   for (std::size_t i = 0; i < final_stats.size(); ++i) {
     const es::StageStats& s = final_stats[i];
     const double kernel = after[i].kernel_seconds - before[i].kernel_seconds;
     const double copy = after[i].copy_seconds - before[i].copy_seconds;
-    kernel_seconds += kernel;
-    copy_seconds += copy;
     stages.push_back({{"name", s.name}, {"items", s.items}, {"latency_p50_us", s.latency_p50_seconds * 1e6},
                       {"latency_p99_us", s.latency_p99_seconds * 1e6}, {"queue_high_water", s.queue_high_water},
                       {"busy_fraction", (after[i].busy_seconds - before[i].busy_seconds) / elapsed},
@@ -236,11 +296,20 @@ json run_case(const Settings& settings, const std::vector<es::sample_t>& signal,
           {"latency_p50_us", stages[5]["latency_p50_us"]},
           {"latency_p99_us", stages[5]["latency_p99_us"]},
           {"mean_sweeps", double(tap.sweeps) / double(tap.decompositions)},
-          {"kernel_fraction", kernel_seconds / elapsed},
-          {"kernel_and_copy_fraction", (kernel_seconds + copy_seconds) / elapsed},
+          {"gpu_kernel_busy_fraction", (w.busy_after.kernel_seconds - w.busy_before.kernel_seconds) / elapsed},
+          {"gpu_busy_fraction", (w.busy_after.seconds - w.busy_before.seconds) / elapsed},
           {"dropped", dropped},
           {"malformed", malformed},
           {"stages", stages}};
+}
+
+// A case's GPU busy fractions and overhead as three table cells, or dashes with no GPU stage.
+std::string gpu_fractions(const json& c) {
+  if (c["covariance_backend"] != "cuda" && c["evd_backend"] != "cuda" && c["mvdr_backend"] != "cuda") return "- | - | -";
+  std::ostringstream cells;
+  cells << c["gpu_kernel_busy_fraction"].get<double>() << " | " << c["gpu_busy_fraction"].get<double>() << " | "
+        << 1 - c["gpu_busy_fraction"].get<double>();
+  return cells.str();
 }
 
 std::string markdown(const json& report) {
@@ -254,25 +323,31 @@ std::string markdown(const json& report) {
      << ". " << s["channels"].get<std::size_t>() << " channels of complex float, blocks of "
      << s["block_samples"].get<std::size_t>() << " snapshots; covariance ("
      << report["cases"]["warm"]["covariance_backend"].get<std::string>() << ", exponential, lambda "
-     << s["lambda"].get<double>() << ") -> EVD (" << report["cases"]["warm"]["evd_backend"].get<std::string>()
+     << s["lambda"].get<double>()
+     << (report["cases"]["warm"]["covariance_backend"] == "cuda"
+             ? ", " + std::to_string(s["covariance_in_flight"].get<std::size_t>()) + " blocks in flight"
+             : std::string())
+     << ") -> EVD (" << report["cases"]["warm"]["evd_backend"].get<std::string>()
      << (report["cases"]["warm"]["evd_backend"] != "cuda" ? std::string()
          : report["cases"]["warm"]["evd_solver"] == "persistent" ? ", persistent solver, " + std::to_string(s["group"].get<std::size_t>()) + " in flight"
                                        : ", groups of " + std::to_string(s["group"].get<std::size_t>()) + " per launch")
      << ") -> MVDR beam powers over 361 angles (" << report["cases"]["warm"]["mvdr_backend"].get<std::string>()
      << "); queues of "
      << s["queue"].get<std::size_t>() << " blocks, block policy, " << s["seconds"].get<double>() << " s per case.\n\n"
-     << "| case | blocks/s | snapshots/s | samples/s (snapshots x channels) | MB/s of samples | p50 latency | p99 latency | mean sweeps | GPU kernels / wall | kernels + copies / wall | dropped |\n"
-     << "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n";
+     << "| case | blocks/s | snapshots/s | samples/s (snapshots x channels) | MB/s of samples | p50 latency | p99 latency | mean sweeps | GPU busy in kernels / wall | GPU busy in kernels or copies / wall | overhead | dropped |\n"
+     << "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n";
   for (const char* name : {"warm", "cold"}) {
     const json& c = report["cases"][name];
     md << "| " << name << " | " << c["blocks_per_second"].get<double>() << " | " << c["snapshots_per_second"].get<double>()
        << " | " << c["snapshots_per_second"].get<double>() * s["channels"].get<double>() << " | "
        << c["sample_bytes_per_second"].get<double>() / 1e6 << " | " << c["latency_p50_us"].get<double>() / 1e3
        << " ms | " << c["latency_p99_us"].get<double>() / 1e3 << " ms | " << c["mean_sweeps"].get<double>() << " | "
-       << c["kernel_fraction"].get<double>() << " | " << c["kernel_and_copy_fraction"].get<double>() << " | "
-       << c["dropped"].get<std::uint64_t>() << " |\n";
+       << gpu_fractions(c) << " | " << c["dropped"].get<std::uint64_t>() << " |\n";
   }
-  md << "\nThe source alone, into a sink that drops each block, gives "
+  md << "\nSource: " << s["source"].get<std::string>()
+     << (s["source"] == "preloaded" ? " (blocks whose samples are already in place, emitted as they are)"
+                                    : " (each block's samples copied from the recording by a MemoryReader)")
+     << ".\n\nThe source alone, into a sink that drops each block, gives "
      << report["source_alone_blocks_per_second"].get<double>() << " blocks/s; the whole pipeline runs at "
      << report["cases"]["warm"]["fraction_of_source_alone"].get<double>() << " (warm) and "
      << report["cases"]["cold"]["fraction_of_source_alone"].get<double>()
@@ -285,12 +360,14 @@ std::string markdown(const json& report) {
        << " GB/s); the pipeline runs at " << report["cases"]["warm"]["fraction_of_transfer_alone"].get<double>()
        << " (warm) and " << report["cases"]["cold"]["fraction_of_transfer_alone"].get<double>()
        << " (cold) of that rate, the most a pipeline whose samples all cross to the GPU can reach.\n";
-  md << "\nLatency: from the source's output to the sink, over the whole run. GPU time: the stream time of "
-        "the GPU stages' kernels (and copies), summed over the stages, over the measured wall time (stages "
-        "on different streams may overlap)"
-     << (report["cases"]["warm"]["evd_solver"] == "persistent" ? "; the persistent solver's resident kernel is not in it" : "")
+  md << "\nLatency: from the source's output to the sink, over the whole run. GPU busy: the time in "
+        "which the GPU ran a kernel (or a copy between host and device) of a GPU stage, work on several streams "
+        "at once counted once (CUDA events), over the measured wall time; overhead: 1 minus that, the wall "
+        "time in which the GPU did none of the pipeline's work"
+     << (report["cases"]["warm"]["evd_solver"] == "persistent" ? " (the persistent solver's resident kernel is not counted as busy)" : "")
      << ".\n\nPer stage, the fraction of the wall time each was busy "
-        "(in process(), less waiting for room downstream; the stage that limits the rate is near 1):\n\n"
+        "(in process(), less waiting for room downstream; the stage that limits the rate is near 1), and for "
+        "GPU stages, the stream time of their kernels + copies over the wall time:\n\n"
         "| case |";
   for (const json& stage : report["cases"]["warm"]["stages"]) md << " " << stage["name"].get<std::string>() << " |";
   md << "\n| --- |";
@@ -326,6 +403,14 @@ int main(int argc, char** argv) {
   app.add_option("--solver", settings.solver,
                  "GPU EVD: batched (groups per launch), persistent (resident kernel) or auto (persistent)")
       ->check(CLI::IsMember({"auto", "batched", "persistent"}));
+  app.add_option("--source", settings.source,
+                 "reader (copies each block from the recording, as from a file) or preloaded (blocks already "
+                 "in pinned memory, as a capture card's DMA leaves them)")
+      ->check(CLI::IsMember({"reader", "preloaded"}));
+  app.add_option("--covariance-in-flight", settings.covariance_in_flight,
+                 "GPU covariance: blocks queued on the GPU at once")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
   app.add_option("--channels", settings.channels, "channels (array elements)")->check(CLI::Range(2, 1024));
   app.add_option("--block", settings.block_samples, "snapshots per block")->check(CLI::PositiveNumber);
   app.add_option("--queue", settings.queue, "blocks each queue holds")->check(CLI::PositiveNumber);
@@ -377,7 +462,8 @@ int main(int argc, char** argv) {
         {"settings",
          {{"channels", settings.channels}, {"block_samples", settings.block_samples}, {"queue", settings.queue},
           {"lambda", settings.lambda}, {"seconds", settings.seconds}, {"backend", settings.backend},
-          {"group", settings.group}, {"solver", settings.solver}, {"covariance_backend", settings.covariance_backend.empty() ? settings.backend : settings.covariance_backend},
+          {"group", settings.group}, {"solver", settings.solver}, {"source", settings.source},
+          {"covariance_in_flight", settings.covariance_in_flight}, {"covariance_backend", settings.covariance_backend.empty() ? settings.backend : settings.covariance_backend},
           {"mvdr_backend", settings.mvdr_backend.empty() ? settings.backend : settings.mvdr_backend}}},
         {"cases", cases},
         {"source_alone_blocks_per_second", source_alone}};

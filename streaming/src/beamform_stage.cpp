@@ -50,7 +50,7 @@ void BeamformStage::configure(StageContext& context) {
     if (beamformer_.elements() > cuda::max_beam_power_elements())
       throw Error(ErrorCode::cuda, where + "the GPU kernel takes up to " + std::to_string(cuda::max_beam_power_elements()) +
                                        " elements, not " + std::to_string(beamformer_.elements()) + "; use backend cpu");
-    gpu_ = std::make_unique<GpuBeamPower>(beamformer_, config_.group);
+    gpu_ = std::make_unique<GpuBeamPower>(beamformer_, config_.group, context.gpu_timeline());
     items += config_.group;  // a group waits here while the items in flight downstream are held
     pending_.reserve(config_.group);
     pending_slots_.reserve(config_.group);

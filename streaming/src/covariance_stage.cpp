@@ -25,11 +25,10 @@ CovarianceStage::CovarianceStage(std::string name, CovarianceStageConfig config)
   if (config_.subbands == 0) throw Error(ErrorCode::invalid_argument, where + "subbands is 0");
   if (config_.keep_samples && config_.block_samples == 0)
     throw Error(ErrorCode::invalid_argument, where + "keep_samples needs block_samples > 0");
+  if (config_.gpu_blocks_in_flight == 0) throw Error(ErrorCode::invalid_argument, where + "gpu_blocks_in_flight is 0");
   estimates_.reserve(config_.subbands);
   for (std::size_t s = 0; s < config_.subbands; ++s) estimates_.emplace_back(config_.covariance);  // checks the config
   items_.reserve(config_.subbands);
-  in_flight_.items.reserve(config_.subbands);
-  next_in_flight_.items.reserve(config_.subbands);
 }
 
 CovarianceStage::~CovarianceStage() = default;
@@ -38,11 +37,17 @@ void CovarianceStage::configure(StageContext& context) {
   const std::string where = "streaming: covariance stage '" + name() + "': ";
   backend_ = resolve_stage_backend(where, config_.backend);
 #if defined(EIGSTREAM_HAVE_CUDA)
-  if (backend_ == Backend::cuda) gpu_ = std::make_unique<GpuCovariance>(config_.covariance, config_.subbands);
+  if (backend_ == Backend::cuda) {
+    gpu_ = std::make_unique<GpuCovariance>(config_.covariance, config_.subbands, config_.gpu_blocks_in_flight,
+                                           context.gpu_timeline());
+    in_flight_.resize(config_.gpu_blocks_in_flight);
+    for (InFlight& slot : in_flight_) slot.items.reserve(config_.subbands);
+  }
 #endif
-  // Downstream holds items_in_flight() (or pool_items); the stage itself fills a block's subbands
-  // while it holds those of the block in flight.
-  const std::size_t items = (config_.pool_items > 0 ? config_.pool_items : context.items_in_flight()) + 2 * config_.subbands;
+  // Downstream holds items_in_flight() (or pool_items); the stage itself holds the subbands' items
+  // of the blocks in flight, the one it fills included.
+  const std::size_t items = (config_.pool_items > 0 ? config_.pool_items : context.items_in_flight()) +
+                            config_.gpu_blocks_in_flight * config_.subbands;
   pool_ = &context.make_pool<CovarianceItem>(items, channels_, config_.keep_samples ? config_.block_samples : 0);
 }
 
@@ -70,19 +75,19 @@ void CovarianceStage::process(Handle<Block> block) {
   }
 #if defined(EIGSTREAM_HAVE_CUDA)
   if (gpu_) {
-    // This block's work is queued on the GPU, then the block before is finished and emitted: the CPU
-    // side of one block overlaps the GPU side of the other.
-    InFlight& next = next_in_flight_;  // empty: finish_in_flight() left it so
-    next.slot = next_slot_;
-    next_slot_ ^= 1;
+    // This block's work is queued on the GPU; when that fills the ring, the oldest block is finished
+    // and emitted: the CPU side of one block overlaps the GPU side of the others.
+    const std::size_t depth = in_flight_.size();
+    InFlight& next = in_flight_[queued_ % depth];  // empty: finish_oldest() left it so
+    next.slot = queued_ % depth;
+    ++queued_;
     next.gpu_work = valid;
     next.read = valid && emits;
     if (valid) gpu_->update(block->data(), block->samples);
     if (emits) items_for(*block, valid, next.items);
     if (valid) gpu_->request(next.slot, next.read);
     next.block = std::move(block);
-    finish_in_flight();
-    std::swap(in_flight_, next_in_flight_);
+    if (queued_ - finished_ == depth) finish_oldest();
     return;
   }
 #endif
@@ -102,7 +107,9 @@ void CovarianceStage::process(Handle<Block> block) {
   items_.clear();
 }
 
-void CovarianceStage::flush() { finish_in_flight(); }
+void CovarianceStage::flush() {
+  while (finished_ < queued_) finish_oldest();
+}
 
 void CovarianceStage::items_for(const Block& block, bool valid, std::vector<Handle<CovarianceItem>>& items) {
   // Every subband's estimate has had the same blocks: the bookkeeping of subband 0 is everyone's.
@@ -137,10 +144,10 @@ void CovarianceStage::keep_samples(const Block& block, CovarianceItem& item) con
   item.snapshots = block.samples;
 }
 
-void CovarianceStage::finish_in_flight() {
+void CovarianceStage::finish_oldest() {
 #if defined(EIGSTREAM_HAVE_CUDA)
-  InFlight& done = in_flight_;
-  if (!done.block) return;
+  InFlight& done = in_flight_[finished_ % in_flight_.size()];
+  ++finished_;
   if (done.gpu_work) {
     gpu_->complete(done.slot);
     const DeviceTime time = gpu_->take_device_time();

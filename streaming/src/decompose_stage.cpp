@@ -72,7 +72,8 @@ void DecomposeStage::configure(StageContext& context) {
       persistent_ = std::make_unique<PersistentEvdStream>(config_.channels, config_.group, config_.options);
     } else {
       gpu_ = std::make_unique<GpuEvdGroup>(config_.channels, config_.group, config_.options,
-                                           svd ? config_.block_samples : 0, config_.subbands);
+                                           svd ? config_.block_samples : 0, config_.subbands,
+                                           context.gpu_timeline());
       pending_.reserve(config_.group);
       pending_slots_.reserve(config_.group);
       last_good_.reserve(config_.subbands);

@@ -13,9 +13,9 @@ std::size_t staging_bytes(std::size_t n, std::size_t angles, std::size_t group) 
 
 }  // namespace
 
-GpuBeamPower::GpuBeamPower(const Beamformer<float>& beamformer, std::size_t group)
+GpuBeamPower::GpuBeamPower(const Beamformer<float>& beamformer, std::size_t group, GpuTimeline* timeline)
     : n_(std::size_t(beamformer.elements())), angles_(beamformer.angles().size()), group_(group),
-      stream_("beamform stage: cudaStreamCreate"), timer_(stream_.get()),
+      stream_("beamform stage: cudaStreamCreate"), timer_(stream_.get(), timeline),
       host_buffer_(staging_bytes(n_, angles_, group)), host_v_(static_cast<cfloat*>(host_buffer_.data())),
       host_values_(reinterpret_cast<float*>(host_v_ + group * n_ * n_)), host_weights_(host_values_ + group * n_),
       host_power_(host_weights_ + 2 * group * n_), v_(group * n_ * n_, stream_.get()),

@@ -20,7 +20,7 @@ class GpuBeamPower {
  public:
   using cfloat = std::complex<float>;
 
-  GpuBeamPower(const Beamformer<float>& beamformer, std::size_t group);
+  GpuBeamPower(const Beamformer<float>& beamformer, std::size_t group, GpuTimeline* timeline);
   GpuBeamPower(const GpuBeamPower&) = delete;
   GpuBeamPower& operator=(const GpuBeamPower&) = delete;
 

@@ -20,18 +20,21 @@ std::size_t window_slots(const CovarianceConfig& config) {
 
 }  // namespace
 
-GpuCovariance::GpuCovariance(const CovarianceConfig& config, std::size_t subbands)
-    : config_(config), n_(std::size_t(config.channels)), subbands_(subbands),
+GpuCovariance::GpuCovariance(const CovarianceConfig& config, std::size_t subbands, std::size_t slots,
+                             GpuTimeline* timeline)
+    : config_(config), n_(std::size_t(config.channels)), subbands_(subbands), slots_(slots),
       stream_("covariance stage: cudaStreamCreate"), copy_stream_("covariance stage: cudaStreamCreate"),
-      timer_(stream_.get()), copy_timer_(copy_stream_.get()),
-      blas_workspace_(kBlasWorkspaceBytes, stream_.get()), r_(subbands * n_ * n_, stream_.get()),
+      timer_(stream_.get(), timeline), copy_timer_(copy_stream_.get(), timeline),
+      blas_workspace_(kBlasWorkspaceBytes, stream_.get()), x_(slots), copied_(slots, nullptr), read_(slots, nullptr),
+      graphs_(slots),
+      r_(subbands * n_ * n_, stream_.get()),
       ring_(window_slots(config) * subbands * n_ * n_, stream_.get()), ring_weights_(window_slots(config), stream_.get()),
-      host_r_(2 * subbands * n_ * n_ * sizeof(cfloat)),
-      host_ring_weights_(2 * std::max<std::size_t>(1, window_slots(config)) * sizeof(cfloat)),
-      ring_snapshots_(window_slots(config), 0) {
-  for (cudaEvent_t* events : {done_, copied_, read_})
-    for (std::size_t i = 0; i < 2; ++i)
-      detail::check_cuda(cudaEventCreateWithFlags(&events[i], cudaEventDisableTiming), "covariance stage: cudaEventCreate");
+      host_r_(slots * subbands * n_ * n_ * sizeof(cfloat)),
+      host_ring_weights_(slots * std::max<std::size_t>(1, window_slots(config)) * sizeof(cfloat)),
+      done_(slots, nullptr), ring_snapshots_(window_slots(config), 0) {
+  for (std::vector<cudaEvent_t>* events : {&done_, &copied_, &read_})
+    for (cudaEvent_t& event : *events)
+      detail::check_cuda(cudaEventCreateWithFlags(&event, cudaEventDisableTiming), "covariance stage: cudaEventCreate");
   check_blas(cublasCreate(&blas_), "cublasCreate");
   check_blas(cublasSetStream(blas_, stream_.get()), "cublasSetStream");  // (resets the workspace: set it after)
   // cuBLAS's workspace is ours, allocated now: left to itself, cuBLAS allocates one at its first call.
@@ -46,8 +49,9 @@ GpuCovariance::GpuCovariance(const CovarianceConfig& config, std::size_t subband
 
 GpuCovariance::~GpuCovariance() {
   cublasDestroy(blas_);
-  for (cudaEvent_t* events : {done_, copied_, read_})
-    for (std::size_t i = 0; i < 2; ++i) cudaEventDestroy(events[i]);
+  for (std::vector<cudaEvent_t>* events : {&done_, &copied_, &read_})
+    for (cudaEvent_t event : *events)
+      if (event) cudaEventDestroy(event);
 }
 
 void GpuCovariance::lay_out_chunks(std::size_t chunks) {
@@ -78,11 +82,12 @@ void GpuCovariance::lay_out_chunks(std::size_t chunks) {
 void GpuCovariance::update(const sample_t* block, std::size_t snapshots) {
   const std::size_t rows = subbands_ * n_, nn = n_ * n_;
   const std::size_t chunks = (snapshots + kChunk - 1) / kChunk, padded = chunks * kChunk;
-  if (chunks > x_chunks_) {  // room for the longest block so far; freed in stream_'s order, which
+  if (chunks > x_chunks_) {
+    for (GraphExec& graph : graphs_) graph.reset();  // they name the buffers and pointers replaced here  // room for the longest block so far; freed in stream_'s order, which
                              // every copy so far precedes (through copied_)
     for (auto& x : x_) x = std::make_unique<detail::DeviceArray<cfloat>>(rows * padded, stream_.get());
     chunk_products_ = std::make_unique<detail::DeviceArray<cfloat>>(subbands_ * chunks * nn, stream_.get());
-    chunk_pointers_ = std::make_unique<detail::DeviceArray<const cfloat*>>(2 * subbands_ * chunks, stream_.get());
+    chunk_pointers_ = std::make_unique<detail::DeviceArray<const cfloat*>>(slots_ * subbands_ * chunks, stream_.get());
     product_pointers_ = std::make_unique<detail::DeviceArray<cfloat*>>(subbands_ * chunks, stream_.get());
     chunk_sum_ = std::make_unique<detail::DeviceArray<cfloat>>(subbands_ * chunks * subbands_, stream_.get());
     x_chunks_ = chunks;
@@ -90,7 +95,7 @@ void GpuCovariance::update(const sample_t* block, std::size_t snapshots) {
   }
   if (chunks != layout_chunks_) lay_out_chunks(chunks);
 
-  const auto buffer = std::size_t(blocks_ % 2);  // the buffers in turn
+  const auto buffer = std::size_t(blocks_) % slots_;  // the buffers in turn
   cudaStream_t copy = copy_stream_.get();
   detail::check_cuda(cudaStreamWaitEvent(copy, read_[buffer], 0), "covariance stage: cudaStreamWaitEvent");
   copy_timer_.begin(DeviceTimer::Kind::copy);
@@ -123,21 +128,60 @@ void GpuCovariance::update(const sample_t* block, std::size_t snapshots) {
     weight_square_sum_ = step.weight_square_sum(weight_square_sum_, index_t(snapshots));
   }
   timer_.begin(DeviceTimer::Kind::kernel);
+  // After the first block the forgetting weights stay the same while the block length does: the
+  // products are replayed from a graph of this buffer's calls.
+  const bool steady = !windowed() && blocks_ > 0;
+  if (steady && snapshots != graph_snapshots_) {
+    for (GraphExec& graph : graphs_) graph.reset();
+    graph_snapshots_ = snapshots;
+  }
+  if (steady) {
+    GraphExec& graph = graphs_[buffer];
+    if (!graph) graph = capture_products(buffer, chunks, alpha, beta, out);
+    detail::check_cuda(cudaGraphLaunch(graph.get(), stream_.get()), "covariance stage: cudaGraphLaunch");
+  } else {
+    queue_products(buffer, chunks, alpha, beta, out);
+  }
+  detail::check_cuda(cudaEventRecord(read_[buffer], stream_.get()), "covariance stage: cudaEventRecord");
+  timer_.end();
+  ++blocks_;
+}
+
+void GpuCovariance::queue_products(std::size_t buffer, std::size_t chunks, float alpha, float beta, cfloat* out) {
+  const std::size_t rows = subbands_ * n_, nn = n_ * n_;
   const cuComplex one{1, 0}, zero{0, 0}, weight{alpha, 0}, keep{beta, 0};
   const auto n = int(n_), products = int(subbands_ * chunks);
   const auto** a = reinterpret_cast<const cuComplex**>(chunk_pointers_->get() + buffer * subbands_ * chunks);
   check_blas(cublasCgemmBatched(blas_, CUBLAS_OP_N, CUBLAS_OP_C, n, n, int(kChunk), &one, a, int(rows), a, int(rows), &zero,
                                 reinterpret_cast<cuComplex**>(product_pointers_->get()), n, products),
              "cublasCgemmBatched");
-  detail::check_cuda(cudaEventRecord(read_[buffer], stream_.get()), "covariance stage: cudaEventRecord");
   // out (n^2 x subbands) = weight * products (n^2 x subbands chunks) * chunk_sum + keep * out
   check_blas(cublasCgemm(blas_, CUBLAS_OP_N, CUBLAS_OP_N, int(nn), int(subbands_), products, &weight,
                          reinterpret_cast<const cuComplex*>(chunk_products_->get()), int(nn),
                          reinterpret_cast<const cuComplex*>(chunk_sum_->get()), products, &keep,
                          reinterpret_cast<cuComplex*>(out), int(nn)),
              "cublasCgemm");
-  timer_.end();
-  ++blocks_;
+}
+
+GpuCovariance::GraphExec GpuCovariance::capture_products(std::size_t buffer, std::size_t chunks, float alpha, float beta,
+                                                         cfloat* out) {
+  // Thread-local capture: the other stages' threads go on calling CUDA meanwhile.
+  detail::check_cuda(cudaStreamBeginCapture(stream_.get(), cudaStreamCaptureModeThreadLocal),
+                     "covariance stage: cudaStreamBeginCapture");
+  cudaGraph_t graph = nullptr;
+  try {
+    queue_products(buffer, chunks, alpha, beta, out);
+  } catch (...) {
+    cudaStreamEndCapture(stream_.get(), &graph);
+    if (graph) cudaGraphDestroy(graph);
+    throw;
+  }
+  detail::check_cuda(cudaStreamEndCapture(stream_.get(), &graph), "covariance stage: cudaStreamEndCapture");
+  cudaGraphExec_t exec = nullptr;
+  const cudaError_t instantiated = cudaGraphInstantiate(&exec, graph, 0);
+  cudaGraphDestroy(graph);
+  detail::check_cuda(instantiated, "covariance stage: cudaGraphInstantiate");
+  return GraphExec(exec);
 }
 
 void GpuCovariance::request(std::size_t slot, bool read) {
@@ -185,13 +229,21 @@ DeviceTime GpuCovariance::take_device_time() noexcept {
 
 void GpuCovariance::read(std::size_t slot, std::size_t subband, cfloat* out) const {
   const cfloat* lower = static_cast<const cfloat*>(host_r_.data()) + (slot * subbands_ + subband) * n_ * n_;
-  for (std::size_t j = 0; j < n_; ++j) {
-    out[j + j * n_] = {lower[j + j * n_].real(), 0.0f};
-    for (std::size_t i = j + 1; i < n_; ++i) {
-      out[i + j * n_] = lower[i + j * n_];
-      out[j + i * n_] = std::conj(lower[i + j * n_]);
-    }
-  }
+  // In tiles of 8 x 8 entries (8 of them fill a cache line): the mirrored writes, across columns,
+  // then touch 8 lines a tile instead of one line an entry.
+  constexpr std::size_t tile = 8;
+  for (std::size_t jb = 0; jb < n_; jb += tile)
+    for (std::size_t ib = jb; ib < n_; ib += tile)
+      for (std::size_t j = jb; j < std::min(jb + tile, n_); ++j)
+        for (std::size_t i = std::max(ib, j); i < std::min(ib + tile, n_); ++i) {
+          const cfloat value = lower[i + j * n_];
+          if (i == j) {
+            out[i + i * n_] = {value.real(), 0.0f};
+          } else {
+            out[i + j * n_] = value;
+            out[j + i * n_] = std::conj(value);
+          }
+        }
 }
 
 }  // namespace eigstream::streaming

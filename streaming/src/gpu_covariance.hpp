@@ -8,8 +8,11 @@
 //   sliding window: S into a ring of `window` slots, and when read R = (sum of the held S) / (sum of
 //                   their L) (one cublasCgemv over the ring).
 // Copies and products overlap: a block's copy to the GPU runs on a stream of its own, into one of
-// two device buffers, while the products of the block before run on the main stream; events order
-// each copy after the last products that read its buffer, and each block's products after its copy.
+// `slots` device buffers in turn, while the products of the blocks before run on the main stream;
+// events order each copy after the last products that read its buffer, and each block's products
+// after its copy. Up to `slots` blocks can be queued at once (request slots, see request()).
+// With exponential forgetting, once the weights are steady (from the second block) each buffer's two
+// cuBLAS calls are captured once as a CUDA graph and replayed, for a tenth of their CPU time.
 // Device memory is allocated at construction and when a block larger than any before arrives (the
 // first block, in a stream of equal blocks).
 #pragma once
@@ -19,6 +22,7 @@
 #include <complex>
 #include <cstddef>
 #include <memory>
+#include <type_traits>
 #include <vector>
 
 #include "cuda_stream.hpp"
@@ -34,8 +38,8 @@ class GpuCovariance {
  public:
   using cfloat = std::complex<float>;
 
-  // config.channels per subband; the loading is the caller's.
-  GpuCovariance(const CovarianceConfig& config, std::size_t subbands);
+  // config.channels per subband; the loading is the caller's. slots: blocks that can be in flight.
+  GpuCovariance(const CovarianceConfig& config, std::size_t subbands, std::size_t slots, GpuTimeline* timeline);
   ~GpuCovariance();
   GpuCovariance(const GpuCovariance&) = delete;
   GpuCovariance& operator=(const GpuCovariance&) = delete;
@@ -44,8 +48,9 @@ class GpuCovariance {
   // per snapshot, subband by subband; finite; pinned host memory for a fast copy) into the estimates
   // and returns: X must stay as it is until a later request() has been complete()d.
   void update(const sample_t* block, std::size_t snapshots);
-  // Marks everything queued so far with request slot 0 or 1, and with `read`, queues the copy of the
-  // estimates as they are then to that slot's host staging.
+  // Marks everything queued so far with a request slot (0 to slots - 1; one not complete()d since
+  // its last request is not reused), and with `read`, queues the copy of the estimates as they are
+  // then to that slot's host staging.
   void request(std::size_t slot, bool read);
   // Waits for the work marked by the slot's last request.
   void complete(std::size_t slot);
@@ -64,8 +69,18 @@ class GpuCovariance {
   // The products' pointers and the chunk sums, laid out for `chunks` chunks a block.
   void lay_out_chunks(std::size_t chunks);
 
+  struct GraphExecDeleter {
+    void operator()(cudaGraphExec_t exec) const noexcept { cudaGraphExecDestroy(exec); }
+  };
+  using GraphExec = std::unique_ptr<std::remove_pointer_t<cudaGraphExec_t>, GraphExecDeleter>;
+  // Queues the products of the block in `buffer` into out = beta out + alpha (its S): two cuBLAS
+  // calls, about 25 us of CPU time on an H100 machine; or captures them as a graph to replay
+  // (about 3 us to launch).
+  void queue_products(std::size_t buffer, std::size_t chunks, float alpha, float beta, cfloat* out);
+  GraphExec capture_products(std::size_t buffer, std::size_t chunks, float alpha, float beta, cfloat* out);
+
   CovarianceConfig config_;
-  std::size_t n_, subbands_;
+  std::size_t n_, subbands_, slots_;
   CudaStream stream_;       // products and reads; before the device memory: destroyed after it
   CudaStream copy_stream_;  // blocks to the GPU
   DeviceTimer timer_, copy_timer_;
@@ -73,21 +88,24 @@ class GpuCovariance {
   detail::DeviceArray<char> blas_workspace_;
   cublasHandle_t blas_ = nullptr;
   static constexpr std::size_t kChunk = 128;
-  // Two buffers of X, each padded with zeros to whole chunks; block k goes to buffer k % 2.
+  // slots_ buffers of X, each padded with zeros to whole chunks; block k goes to buffer k % slots_.
   // copied_[b] marks the end of the copy into buffer b, read_[b] the end of the last products that
   // read it. The products (subband by subband, chunk by chunk) and the pointers cublasCgemmBatched
   // takes to them (buffer b's chunk pointers from b * subbands * chunks); the 0/1 matrix that sums
   // each subband's chunks.
-  std::unique_ptr<detail::DeviceArray<cfloat>> x_[2], chunk_products_, chunk_sum_;
+  std::vector<std::unique_ptr<detail::DeviceArray<cfloat>>> x_;
+  std::unique_ptr<detail::DeviceArray<cfloat>> chunk_products_, chunk_sum_;
   std::unique_ptr<detail::DeviceArray<const cfloat*>> chunk_pointers_;
   std::unique_ptr<detail::DeviceArray<cfloat*>> product_pointers_;
-  cudaEvent_t copied_[2] = {nullptr, nullptr}, read_[2] = {nullptr, nullptr};
+  std::vector<cudaEvent_t> copied_, read_;  // one per buffer
+  std::vector<GraphExec> graphs_;            // per buffer: its products, for blocks of graph_snapshots_
+  std::size_t graph_snapshots_ = 0;
   std::size_t x_chunks_ = 0;       // chunks the buffers have room for
   std::size_t layout_chunks_ = 0;  // chunks the pointers and chunk_sum are laid out for
   detail::DeviceArray<cfloat> r_;
   detail::DeviceArray<cfloat> ring_, ring_weights_;  // sliding window: S per slot, and 1 / (sum of L) per held slot
-  HostBuffer host_r_, host_ring_weights_;  // two slots each: of the subbands' R, and of the weights
-  cudaEvent_t done_[2] = {nullptr, nullptr};
+  HostBuffer host_r_, host_ring_weights_;  // a part per request slot: of the subbands' R, and of the weights
+  std::vector<cudaEvent_t> done_;           // one per request slot
   std::vector<index_t> ring_snapshots_;
   index_t blocks_ = 0;
   double weight_square_sum_ = 0;

@@ -18,10 +18,10 @@ std::size_t staging_bytes(std::size_t n, std::size_t input_stride, std::size_t g
 }  // namespace
 
 GpuEvdGroup::GpuEvdGroup(std::size_t channels, std::size_t group, const Options& options, std::size_t max_snapshots,
-                         std::size_t subbands)
+                         std::size_t subbands, GpuTimeline* timeline)
     : n_(channels), nn_(channels * channels), group_(group), max_snapshots_(max_snapshots),
       input_stride_(std::max(nn_, channels * max_snapshots)), options_(options),
-      stream_("decompose stage: cudaStreamCreate"), timer_(stream_.get()),
+      stream_("decompose stage: cudaStreamCreate"), timer_(stream_.get(), timeline),
       host_buffer_(staging_bytes(channels, input_stride_, group)),
       host_a_(static_cast<cfloat*>(host_buffer_.data())), host_v_(host_a_ + group * input_stride_),
       host_w_(reinterpret_cast<float*>(host_v_ + group * nn_)),

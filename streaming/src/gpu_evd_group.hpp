@@ -28,7 +28,7 @@ class GpuEvdGroup {
   // max_snapshots: the longest block solve_block_svd takes (0: covariances only); subbands: how
   // many warm starts are kept.
   GpuEvdGroup(std::size_t channels, std::size_t group, const Options& options, std::size_t max_snapshots,
-              std::size_t subbands);
+              std::size_t subbands, GpuTimeline* timeline);
   GpuEvdGroup(const GpuEvdGroup&) = delete;
   GpuEvdGroup& operator=(const GpuEvdGroup&) = delete;
 

@@ -3,13 +3,15 @@
 #include "eigstream/streaming/pipeline.hpp"
 
 #include "eigstream/error.hpp"
+#include "gpu_timeline.hpp"
 
 #include <chrono>
 #include <string>
 
 namespace eigstream::streaming {
 
-Pipeline::Pipeline(PipelineOptions options) : options_(options) {}
+Pipeline::Pipeline(PipelineOptions options)
+    : options_(options), gpu_timeline_(options.measure_gpu_busy ? std::make_unique<GpuTimeline>() : nullptr) {}
 
 Pipeline::~Pipeline() {
   cancel_sources();
@@ -58,7 +60,7 @@ void Pipeline::start() {
     }
   }
   for (const auto& stage : stages_) {
-    StageContext context(items_in_flight(*stage), pools_);
+    StageContext context(items_in_flight(*stage), pools_, gpu_timeline_.get());
     stage->configure(context);
     stage->stats();  // the baseline of the moving-average rates
   }
@@ -120,6 +122,8 @@ std::vector<StageStats> Pipeline::stats() const {
   for (const auto& stage : stages_) all.push_back(stage->stats());
   return all;
 }
+
+GpuBusy Pipeline::gpu_busy() const { return gpu_timeline_ ? gpu_timeline_->busy() : GpuBusy{}; }
 
 void Pipeline::report_status() {
   const auto interval = std::chrono::duration<double>(options_.status_interval_seconds);

@@ -2,10 +2,12 @@
 // (exponential and sliding window, subbands: entries, effective snapshots, loading, a NaN block), and
 // the decompose stage's groups per launch of the batched EVD kernel or of the SVD kernel, and its
 // covariances through the persistent solver (eigenvalues and principal eigenvectors, skipped NaN
-// blocks, a partial last group, orthonormality over 100000 warm-started updates, subbands). Label gpu.
+// blocks, a partial last group, orthonormality over 100000 warm-started updates, subbands), and the
+// pipeline's GPU busy time. Label gpu.
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <complex>
 #include <limits>
@@ -214,7 +216,8 @@ TEST_CASE("gpu stages: eigenvectors stay orthonormal over 100000 warm-started up
 // source -> covariance (the backend asked for) -> the items.
 std::vector<es::CovarianceItem> covariances(const std::vector<sample_t>& samples, std::size_t channels, std::size_t block,
                                             eigstream::Backend backend, eigstream::Backend* used, std::size_t hop = 1,
-                                            eigstream::index_t window = 0) {
+                                            eigstream::index_t window = 0,
+                                            std::size_t in_flight = es::CovarianceStageConfig{}.gpu_blocks_in_flight) {
   es::Pipeline pipeline;
   auto& source = pipeline.add<es::ReaderSource>(
       "source", std::make_unique<es::MemoryReader>(samples.data(), samples.size() / channels, channels),
@@ -225,6 +228,7 @@ std::vector<es::CovarianceItem> covariances(const std::vector<sample_t>& samples
   cc.covariance.loading = eigstream::DiagonalLoading::relative(0.01);
   cc.backend = backend;
   cc.hop = hop;
+  cc.gpu_blocks_in_flight = in_flight;
   if (window > 0) {
     cc.covariance.mode = eigstream::CovarianceConfig::Mode::sliding_window;
     cc.covariance.window = window;
@@ -241,15 +245,19 @@ std::vector<es::CovarianceItem> covariances(const std::vector<sample_t>& samples
 }
 
 // Blocks of 300 snapshots: three chunks of the GPU's product, the last padded with zeros; the last
-// block, of 70, one chunk over the padding of the longer blocks before.
+// block, of 70, one chunk over the padding of the longer blocks before. From one block in flight on
+// the GPU at a time to more than the default.
 TEST_CASE("gpu stages: the cuBLAS covariance equals the CPU's, loading, weights and a NaN block included", "[gpu][stages]") {
   const std::size_t n = 16, block = 300, blocks = 200;
+  const std::size_t in_flight = GENERATE(std::size_t(1), std::size_t(2), es::CovarianceStageConfig{}.gpu_blocks_in_flight,
+                                         std::size_t(9));
+  INFO(in_flight << " blocks in flight");
   auto samples = array_samples(n, block * (blocks - 1) + 70, 6);
   samples[(70 * block + 9) * n + 2] = sample_t(0, std::numeric_limits<float>::infinity());  // block 70
   eigstream::Backend used = eigstream::Backend::cpu;
   const auto cpu = covariances(samples, n, block, eigstream::Backend::cpu, &used);
   CHECK(used == eigstream::Backend::cpu);
-  const auto gpu = covariances(samples, n, block, eigstream::Backend::cuda, &used);
+  const auto gpu = covariances(samples, n, block, eigstream::Backend::cuda, &used, 1, 0, in_flight);
   CHECK(used == eigstream::Backend::cuda);
   REQUIRE(cpu.size() == blocks);
   REQUIRE(gpu.size() == blocks);
@@ -395,4 +403,70 @@ TEST_CASE("gpu stages: subbands: covariances and decompositions equal the CPU's"
       CHECK(persistent_decs[i].warm_started >= persistent_decs[i - subbands].warm_started);
     CHECK(persistent_decs.back().warm_started);
   }
+}
+
+// Pipeline::gpu_busy: the stages' GPU work counted once however many streams run at once, so at
+// least the busiest single stream's time and at most all of it summed; and within the wall time.
+TEST_CASE("gpu stages: the pipeline's GPU busy time lies between one stream's time and all streams' sum",
+          "[gpu][stages]") {
+  const std::size_t n = 32, block = 512, blocks = 400;
+  const auto samples = array_samples(n, block * blocks, 12);
+  es::PipelineOptions options;
+  options.measure_gpu_busy = true;
+  es::Pipeline pipeline(options);
+  auto& source = pipeline.add<es::ReaderSource>("source", std::make_unique<es::MemoryReader>(samples.data(), block * blocks, n),
+                                                es::ReaderSourceOptions{block});
+  es::CovarianceStageConfig cc;
+  cc.covariance.channels = index_t(n);
+  cc.backend = eigstream::Backend::cuda;
+  es::DecomposeStageConfig dc;
+  dc.channels = n;
+  dc.options.backend = eigstream::Backend::cuda;
+  dc.group = 16;
+  dc.gpu_solver = es::GpuSolver::batched;
+  auto& covariance = pipeline.add<es::CovarianceStage>("covariance", cc);
+  auto& decompose = pipeline.add<es::DecomposeStage>("decompose", dc);
+  auto& sink = pipeline.add<es::CallbackSink<es::DecompositionItem>>("sink", [](const es::DecompositionItem&) {});
+  pipeline.connect(source, covariance);
+  pipeline.connect(covariance, decompose);
+  pipeline.connect(decompose, sink);
+  const auto start = std::chrono::steady_clock::now();
+  CHECK(pipeline.gpu_busy().seconds == 0);
+  pipeline.start();
+  pipeline.wait();
+  const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  const std::vector<es::StageStats> stats = pipeline.stats();
+  REQUIRE(stats[3].items == blocks);
+  const double decompose_stream = stats[2].kernel_seconds + stats[2].copy_seconds;  // one stream
+  const double all_streams = stats[1].kernel_seconds + stats[1].copy_seconds + decompose_stream;
+  const es::GpuBusy busy = pipeline.gpu_busy();
+  INFO("busy " << busy.seconds << " s, kernels " << busy.kernel_seconds << " s, decompose stream " << decompose_stream
+               << " s, all streams " << all_streams << " s, wall " << wall << " s");
+  CHECK(decompose_stream > 0);
+  CHECK(busy.seconds >= 0.99 * decompose_stream);
+  CHECK(busy.seconds <= 1.01 * all_streams);
+  CHECK(busy.seconds <= wall);
+  CHECK(busy.kernel_seconds > 0);
+  CHECK(busy.kernel_seconds <= busy.seconds * (1 + 1e-9));
+}
+
+TEST_CASE("gpu stages: without measure_gpu_busy, the pipeline keeps no GPU busy time", "[gpu][stages]") {
+  const std::size_t n = 16, block = 256;
+  const auto samples = array_samples(n, block * 20, 13);
+  es::Pipeline pipeline;
+  auto& source = pipeline.add<es::ReaderSource>("source", std::make_unique<es::MemoryReader>(samples.data(), block * 20, n),
+                                                es::ReaderSourceOptions{block});
+  es::CovarianceStageConfig cc;
+  cc.covariance.channels = index_t(n);
+  cc.backend = eigstream::Backend::cuda;
+  auto& covariance = pipeline.add<es::CovarianceStage>("covariance", cc);
+  auto& sink = pipeline.add<es::CallbackSink<es::CovarianceItem>>("sink", [](const es::CovarianceItem&) {});
+  pipeline.connect(source, covariance);
+  pipeline.connect(covariance, sink);
+  pipeline.start();
+  pipeline.wait();
+  CHECK(covariance.backend() == eigstream::Backend::cuda);
+  CHECK(pipeline.stats()[1].kernel_seconds > 0);
+  CHECK(pipeline.gpu_busy().seconds == 0);
+  CHECK(pipeline.gpu_busy().kernel_seconds == 0);
 }

@@ -450,6 +450,10 @@ TEST_CASE("stages: wrong settings and inputs are clear errors", "[stages]") {
   auto zero_hop = per_block(channels);
   zero_hop.hop = 0;
   CHECK_THROWS_WITH(es::CovarianceStage("covariance", zero_hop), Catch::Contains("'covariance': hop is 0"));
+  auto none_in_flight = per_block(channels);
+  none_in_flight.gpu_blocks_in_flight = 0;
+  CHECK_THROWS_WITH(es::CovarianceStage("covariance", none_in_flight),
+                    Catch::Contains("'covariance': gpu_blocks_in_flight is 0"));
   es::BeamformStageConfig too_many;
   too_many.sources = 8;
   CHECK_THROWS_WITH(es::BeamformStage("beamform", too_many), Catch::Contains("8 sources need more than 8 elements"));

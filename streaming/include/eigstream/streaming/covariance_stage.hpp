@@ -2,8 +2,9 @@
 // forgetting or a sliding window, optional diagonal loading), and CovarianceItem, what it emits.
 // With backend cuda the estimate lives on the GPU and cuBLAS folds each block in (GpuCovariance);
 // the items are the same, to float rounding. The stage queues a block's work on the GPU before it
-// waits for the block before and emits that one's item, so one block is always in flight (held until
-// its copy to the GPU is done) and the CPU's checks overlap the GPU's work.
+// waits for the oldest block in flight and emits that one's items, so gpu_blocks_in_flight - 1
+// blocks stay queued (each held until its work is done): the CPU's checks and hand-offs overlap the
+// GPU's work, and the GPU does not wait for the CPU between blocks.
 // A block holding a NaN or infinite sample is counted as malformed and leaves the estimate as it
 // was; it is passed on as an item flagged item_skipped with no matrix, so the stages downstream see
 // every block in order.
@@ -70,7 +71,9 @@ struct CovarianceStageConfig {
   Backend backend = Backend::cpu;  // cpu; cuda; automatic: cuda when the build has CUDA and a
                                    // device is present
   std::size_t pool_items = 0;     // items the stages downstream may hold (0: StageContext::items_in_flight());
-                                  // the stage allocates 2 x subbands more for its own
+                                  // the stage allocates gpu_blocks_in_flight x subbands more for its own
+  std::size_t gpu_blocks_in_flight = 8;  // GPU: blocks queued at once (at least 1; 1 waits for each
+                                         // block's work before taking the next)
 };
 
 class GpuCovariance;
@@ -89,13 +92,13 @@ class CovarianceStage : public Transform<Block, CovarianceItem> {
   void flush() override;
 
  private:
-  // The GPU path holds one block while it takes the next (see process).
-  std::size_t held_items() const override { return 2; }
+  // The GPU path holds the blocks in flight, the one it takes included (see process).
+  std::size_t held_items() const override { return config_.gpu_blocks_in_flight; }
   // The block's items, one per subband, their bookkeeping from the estimates as they are now;
   // flagged skipped when not valid.
   void items_for(const Block& block, bool valid, std::vector<Handle<CovarianceItem>>& items);
   void keep_samples(const Block& block, CovarianceItem& item) const;  // when config_.keep_samples
-  void finish_in_flight();  // GPU: waits for the block in flight, emits its items
+  void finish_oldest();  // GPU: waits for the oldest block in flight, emits its items
 
   CovarianceStageConfig config_;
   std::size_t channels_;              // of one subband
@@ -109,8 +112,10 @@ class CovarianceStage : public Transform<Block, CovarianceItem> {
     bool gpu_work = false, read = false;
   };
   std::vector<Handle<CovarianceItem>> items_;  // CPU: the block's
-  InFlight in_flight_, next_in_flight_;  // the block in flight; the next, being queued
-  std::size_t next_slot_ = 0;
+  // GPU: the blocks in flight, a ring of gpu_blocks_in_flight; block number b (counted from 0 as
+  // queued) at b % gpu_blocks_in_flight, its GpuCovariance request slot the same.
+  std::vector<InFlight> in_flight_;
+  std::uint64_t queued_ = 0, finished_ = 0;
   Pool<CovarianceItem>* pool_ = nullptr;
   std::uint64_t since_emitted_ = 0;
 };

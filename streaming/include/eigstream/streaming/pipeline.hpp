@@ -23,6 +23,9 @@ namespace eigstream::streaming {
 struct PipelineOptions {
   double status_interval_seconds = 0;  // > 0: print a status line this often (apps turn it on)
   std::FILE* status_stream = stderr;
+  // Keep the time the GPU is busy with the GPU stage paths' work (gpu_busy()); costs a CUDA event
+  // query and a lock per span of GPU work.
+  bool measure_gpu_busy = false;
 };
 
 class Pipeline {
@@ -66,6 +69,9 @@ class Pipeline {
   void stop();
 
   std::vector<StageStats> stats() const;  // one per stage, in the order they were added
+  // Since the start, with PipelineOptions::measure_gpu_busy (else zero). Work is counted once its
+  // stage has collected its time, usually within a few milliseconds.
+  GpuBusy gpu_busy() const;
 
  private:
   struct Link {
@@ -80,6 +86,7 @@ class Pipeline {
   void report_status();
 
   PipelineOptions options_;
+  std::unique_ptr<GpuTimeline> gpu_timeline_;  // with measure_gpu_busy; outlives the stages
   // Destroyed in reverse order: edges release what they hold into pools, which go last.
   std::vector<std::unique_ptr<PoolBase>> pools_;
   std::vector<std::unique_ptr<Stage>> stages_;

@@ -26,14 +26,16 @@
 namespace eigstream::streaming {
 
 class Pipeline;
+class GpuTimeline;  // (streaming/src) where GPU stage paths add their timed work
 
 std::int64_t steady_now_ns() noexcept;
 
 // What a stage learns when the pipeline starts, and where it makes its pools.
 class StageContext {
  public:
-  StageContext(std::size_t items_in_flight, std::vector<std::unique_ptr<PoolBase>>& pools)
-      : items_in_flight_(items_in_flight), pools_(pools) {}
+  StageContext(std::size_t items_in_flight, std::vector<std::unique_ptr<PoolBase>>& pools,
+               GpuTimeline* gpu_timeline = nullptr)
+      : items_in_flight_(items_in_flight), pools_(pools), gpu_timeline_(gpu_timeline) {}
 
   // The most of this stage's output items that the queues and stages downstream can hold at once,
   // plus two the stage itself may hold. A pool this large lets back-pressure and the drop policies,
@@ -49,9 +51,14 @@ class StageContext {
     return result;
   }
 
+  // Where GPU stage paths add the spans of work they time, when the pipeline measures its GPU busy
+  // time (PipelineOptions::measure_gpu_busy); else null.
+  GpuTimeline* gpu_timeline() const noexcept { return gpu_timeline_; }
+
  private:
   std::size_t items_in_flight_;
   std::vector<std::unique_ptr<PoolBase>>& pools_;
+  GpuTimeline* gpu_timeline_;
 };
 
 class Stage {

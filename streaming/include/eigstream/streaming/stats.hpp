@@ -55,6 +55,14 @@ struct StageStats {
   double copy_seconds = 0;           // host and device (CUDA events)
 };
 
+// The time the GPU was busy with a pipeline's GPU stage paths, work on several streams at once
+// counted once (Pipeline::gpu_busy): kernels and copies between host and device, and kernels alone.
+// The persistent solver's resident kernel is in neither (it is always running).
+struct GpuBusy {
+  double seconds = 0;
+  double kernel_seconds = 0;
+};
+
 // One line: each stage's rate, queue, p99 latency and drops, then " O" when `overflow` (something
 // was dropped since the last line), as SDR programs mark overflows.
 std::string format_status(const std::vector<StageStats>& stages, bool overflow);
