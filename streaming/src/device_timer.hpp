@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cstdint>
 #include <cstddef>
 #include <utility>
 
@@ -26,7 +27,7 @@ struct DeviceTime {
 class DeviceTimer {
  public:
   enum class Kind { kernel, copy };
-  static constexpr std::size_t kMaxSpans = 32;
+  static constexpr std::size_t kMaxSpans = 64;
 
   // timeline: null, or where the spans are also added.
   DeviceTimer(cudaStream_t stream, GpuTimeline* timeline)
@@ -51,28 +52,30 @@ class DeviceTimer {
     if (used_ == kMaxSpans) return;
     detail::check_cuda(cudaEventRecord(spans_[used_].end, stream_), "device timer: cudaEventRecord");
     ++used_;
+    ++ended_;
   }
+  // The spans timed so far: once the stream has passed the end of the last of them,
+  // collect_through(ticket()) collects them without asking CUDA whether they are done.
+  std::uint64_t ticket() const noexcept { return ended_; }
+
   // Adds the spans that have completed (in the order queued) to the total and forgets their events;
   // the others wait for a later collect().
   void collect() {
     std::size_t done = 0;
     for (; done < used_; ++done) {
-      const Span& span = spans_[done];
-      const cudaError_t state = cudaEventQuery(span.end);
+      const cudaError_t state = cudaEventQuery(spans_[done].end);
       if (state == cudaErrorNotReady) break;
       detail::check_cuda(state, "device timer: cudaEventQuery");
-      // From the timeline's origin, or from the span's begin.
-      float begin_ms = 0, end_ms = 0;
-      detail::check_cuda(cudaEventElapsedTime(&end_ms, timeline_ ? origin_ : span.begin, span.end),
-                         "device timer: cudaEventElapsedTime");
-      if (timeline_)
-        detail::check_cuda(cudaEventElapsedTime(&begin_ms, origin_, span.begin), "device timer: cudaEventElapsedTime");
-      const bool kernel = span.kind == Kind::kernel;
-      (kernel ? total_.kernel_seconds : total_.copy_seconds) += (double(end_ms) - double(begin_ms)) * 1e-3;
-      if (timeline_) timeline_->add(kernel, double(begin_ms) * 1e-3, double(end_ms) * 1e-3);
+      add(spans_[done]);
     }
-    std::rotate(spans_.begin(), spans_.begin() + std::ptrdiff_t(done), spans_.begin() + std::ptrdiff_t(used_));
-    used_ -= done;
+    forget(done);
+  }
+  // The same for the spans up to a ticket, which the caller knows are complete.
+  void collect_through(std::uint64_t ticket) {
+    const std::uint64_t collected = ended_ - used_;
+    const auto done = ticket > collected ? std::size_t(std::min<std::uint64_t>(ticket - collected, used_)) : 0;
+    for (std::size_t i = 0; i < done; ++i) add(spans_[i]);
+    forget(done);
   }
   // The total collected since the last take().
   DeviceTime take() noexcept { return std::exchange(total_, DeviceTime{}); }
@@ -82,11 +85,29 @@ class DeviceTimer {
     cudaEvent_t begin = nullptr, end = nullptr;
     Kind kind = Kind::kernel;
   };
+  // A completed span, into the total (and the timeline).
+  void add(const Span& span) {
+    float begin_ms = 0, end_ms = 0;  // from the timeline's origin, or from the span's begin
+    detail::check_cuda(cudaEventElapsedTime(&end_ms, timeline_ ? origin_ : span.begin, span.end),
+                       "device timer: cudaEventElapsedTime");
+    if (timeline_)
+      detail::check_cuda(cudaEventElapsedTime(&begin_ms, origin_, span.begin), "device timer: cudaEventElapsedTime");
+    const bool kernel = span.kind == Kind::kernel;
+    (kernel ? total_.kernel_seconds : total_.copy_seconds) += (double(end_ms) - double(begin_ms)) * 1e-3;
+    if (timeline_) timeline_->add(kernel, double(begin_ms) * 1e-3, double(end_ms) * 1e-3);
+  }
+  // Drops the first `done` spans, collected.
+  void forget(std::size_t done) {
+    std::rotate(spans_.begin(), spans_.begin() + std::ptrdiff_t(done), spans_.begin() + std::ptrdiff_t(used_));
+    used_ -= done;
+  }
+
   cudaStream_t stream_;
   GpuTimeline* timeline_;
   cudaEvent_t origin_;
   std::array<Span, kMaxSpans> spans_{};
-  std::size_t used_ = 0;
+  std::size_t used_ = 0;     // spans waiting to be collected, oldest first
+  std::uint64_t ended_ = 0;  // spans timed since construction
   DeviceTime total_;
 };
 

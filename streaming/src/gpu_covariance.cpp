@@ -25,14 +25,14 @@ GpuCovariance::GpuCovariance(const CovarianceConfig& config, std::size_t subband
     : config_(config), n_(std::size_t(config.channels)), subbands_(subbands), slots_(slots),
       stream_("covariance stage: cudaStreamCreate"), copy_stream_("covariance stage: cudaStreamCreate"),
       timer_(stream_.get(), timeline), copy_timer_(copy_stream_.get(), timeline),
-      blas_workspace_(kBlasWorkspaceBytes, stream_.get()), x_(slots), copied_(slots, nullptr), read_(slots, nullptr),
+      blas_workspace_(kBlasWorkspaceBytes, stream_.get()), x_(slots), copied_(slots, nullptr),
       graphs_(slots),
       r_(subbands * n_ * n_, stream_.get()),
       ring_(window_slots(config) * subbands * n_ * n_, stream_.get()), ring_weights_(window_slots(config), stream_.get()),
       host_r_(slots * subbands * n_ * n_ * sizeof(cfloat)),
       host_ring_weights_(slots * std::max<std::size_t>(1, window_slots(config)) * sizeof(cfloat)),
-      done_(slots, nullptr), ring_snapshots_(window_slots(config), 0) {
-  for (std::vector<cudaEvent_t>* events : {&done_, &copied_, &read_})
+      done_(slots, nullptr), tickets_(slots), slot_request_(slots, 0), ring_snapshots_(window_slots(config), 0) {
+  for (std::vector<cudaEvent_t>* events : {&done_, &copied_})
     for (cudaEvent_t& event : *events)
       detail::check_cuda(cudaEventCreateWithFlags(&event, cudaEventDisableTiming), "covariance stage: cudaEventCreate");
   check_blas(cublasCreate(&blas_), "cublasCreate");
@@ -49,7 +49,7 @@ GpuCovariance::GpuCovariance(const CovarianceConfig& config, std::size_t subband
 
 GpuCovariance::~GpuCovariance() {
   cublasDestroy(blas_);
-  for (std::vector<cudaEvent_t>* events : {&done_, &copied_, &read_})
+  for (std::vector<cudaEvent_t>* events : {&done_, &copied_})
     for (cudaEvent_t event : *events)
       if (event) cudaEventDestroy(event);
 }
@@ -82,9 +82,9 @@ void GpuCovariance::lay_out_chunks(std::size_t chunks) {
 void GpuCovariance::update(const sample_t* block, std::size_t snapshots) {
   const std::size_t rows = subbands_ * n_, nn = n_ * n_;
   const std::size_t chunks = (snapshots + kChunk - 1) / kChunk, padded = chunks * kChunk;
-  if (chunks > x_chunks_) {
-    for (GraphExec& graph : graphs_) graph.reset();  // they name the buffers and pointers replaced here  // room for the longest block so far; freed in stream_'s order, which
+  if (chunks > x_chunks_) {  // room for the longest block so far; freed in stream_'s order, which
                              // every copy so far precedes (through copied_)
+    for (GraphExec& graph : graphs_) graph.reset();  // they name the buffers and pointers replaced here
     for (auto& x : x_) x = std::make_unique<detail::DeviceArray<cfloat>>(rows * padded, stream_.get());
     chunk_products_ = std::make_unique<detail::DeviceArray<cfloat>>(subbands_ * chunks * nn, stream_.get());
     chunk_pointers_ = std::make_unique<detail::DeviceArray<const cfloat*>>(slots_ * subbands_ * chunks, stream_.get());
@@ -96,8 +96,11 @@ void GpuCovariance::update(const sample_t* block, std::size_t snapshots) {
   if (chunks != layout_chunks_) lay_out_chunks(chunks);
 
   const auto buffer = std::size_t(blocks_) % slots_;  // the buffers in turn
+  if (std::uint64_t(blocks_) >= completed_ + slots_)  // its last block's products may still be reading it
+    throw Error(ErrorCode::invalid_argument, "covariance stage: block " + std::to_string(blocks_) + " queued with " +
+                                                 std::to_string(std::uint64_t(blocks_) - completed_) +
+                                                 " blocks in flight, more than " + std::to_string(slots_));
   cudaStream_t copy = copy_stream_.get();
-  detail::check_cuda(cudaStreamWaitEvent(copy, read_[buffer], 0), "covariance stage: cudaStreamWaitEvent");
   copy_timer_.begin(DeviceTimer::Kind::copy);
   detail::check_cuda(cudaMemcpyAsync(x_[buffer]->get(), block, rows * snapshots * sizeof(cfloat), cudaMemcpyHostToDevice, copy),
                      "covariance stage: copy to GPU");
@@ -142,7 +145,6 @@ void GpuCovariance::update(const sample_t* block, std::size_t snapshots) {
   } else {
     queue_products(buffer, chunks, alpha, beta, out);
   }
-  detail::check_cuda(cudaEventRecord(read_[buffer], stream_.get()), "covariance stage: cudaEventRecord");
   timer_.end();
   ++blocks_;
 }
@@ -214,12 +216,19 @@ void GpuCovariance::request(std::size_t slot, bool read) {
     timer_.end();
   }
   detail::check_cuda(cudaEventRecord(done_[slot], stream_.get()), "covariance stage: cudaEventRecord");
+  tickets_[slot] = {timer_.ticket(), copy_timer_.ticket()};
+  slot_request_[slot] = requests_++;
 }
 
 void GpuCovariance::complete(std::size_t slot) {
+  if (slot_request_[slot] != completed_)
+    throw Error(ErrorCode::invalid_argument, "covariance stage: request " + std::to_string(slot_request_[slot]) +
+                                                 " completed before request " + std::to_string(completed_));
   detail::check_cuda(cudaEventSynchronize(done_[slot]), "covariance stage: covariance on the GPU");
-  timer_.collect();
-  copy_timer_.collect();
+  // Done: the work the request followed, the copies its products waited for included.
+  timer_.collect_through(tickets_[slot].products);
+  copy_timer_.collect_through(tickets_[slot].copies);
+  ++completed_;
 }
 
 DeviceTime GpuCovariance::take_device_time() noexcept {

@@ -9,8 +9,9 @@
 //                   their L) (one cublasCgemv over the ring).
 // Copies and products overlap: a block's copy to the GPU runs on a stream of its own, into one of
 // `slots` device buffers in turn, while the products of the blocks before run on the main stream;
-// events order each copy after the last products that read its buffer, and each block's products
-// after its copy. Up to `slots` blocks can be queued at once (request slots, see request()).
+// an event orders each block's products after its copy. Up to `slots` blocks are in flight: a
+// buffer is written again only once the request that followed its last block is complete (checked),
+// so no event is needed to order the copy after the products that read the buffer before.
 // With exponential forgetting, once the weights are steady (from the second block) each buffer's two
 // cuBLAS calls are captured once as a CUDA graph and replayed, for a tenth of their CPU time.
 // Device memory is allocated at construction and when a block larger than any before arrives (the
@@ -21,6 +22,7 @@
 
 #include <complex>
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <type_traits>
 #include <vector>
@@ -46,13 +48,16 @@ class GpuCovariance {
 
   // Queues the fold of block X (subbands x channels rows, snapshots columns: channels interleaved
   // per snapshot, subband by subband; finite; pinned host memory for a fast copy) into the estimates
-  // and returns: X must stay as it is until a later request() has been complete()d.
+  // and returns: X must stay as it is until the request() that follows has been complete()d. Each
+  // update() is followed by one request(), and the request that followed the update `slots` updates
+  // before this one must be complete (else Error(invalid_argument)).
   void update(const sample_t* block, std::size_t snapshots);
   // Marks everything queued so far with a request slot (0 to slots - 1; one not complete()d since
   // its last request is not reused), and with `read`, queues the copy of the estimates as they are
   // then to that slot's host staging.
   void request(std::size_t slot, bool read);
-  // Waits for the work marked by the slot's last request.
+  // Waits for the work marked by the slot's last request. Requests are completed in the order made
+  // (else Error(invalid_argument)).
   void complete(std::size_t slot);
   // Subband s's R of the slot's last read request, full Hermitian (the lower triangle mirrored, the
   // diagonal real), into out (channels x channels); after complete(slot).
@@ -89,15 +94,14 @@ class GpuCovariance {
   cublasHandle_t blas_ = nullptr;
   static constexpr std::size_t kChunk = 128;
   // slots_ buffers of X, each padded with zeros to whole chunks; block k goes to buffer k % slots_.
-  // copied_[b] marks the end of the copy into buffer b, read_[b] the end of the last products that
-  // read it. The products (subband by subband, chunk by chunk) and the pointers cublasCgemmBatched
+  // copied_[b] marks the end of the copy into buffer b. The products (subband by subband, chunk by chunk) and the pointers cublasCgemmBatched
   // takes to them (buffer b's chunk pointers from b * subbands * chunks); the 0/1 matrix that sums
   // each subband's chunks.
   std::vector<std::unique_ptr<detail::DeviceArray<cfloat>>> x_;
   std::unique_ptr<detail::DeviceArray<cfloat>> chunk_products_, chunk_sum_;
   std::unique_ptr<detail::DeviceArray<const cfloat*>> chunk_pointers_;
   std::unique_ptr<detail::DeviceArray<cfloat*>> product_pointers_;
-  std::vector<cudaEvent_t> copied_, read_;  // one per buffer
+  std::vector<cudaEvent_t> copied_;          // one per buffer
   std::vector<GraphExec> graphs_;            // per buffer: its products, for blocks of graph_snapshots_
   std::size_t graph_snapshots_ = 0;
   std::size_t x_chunks_ = 0;       // chunks the buffers have room for
@@ -106,6 +110,12 @@ class GpuCovariance {
   detail::DeviceArray<cfloat> ring_, ring_weights_;  // sliding window: S per slot, and 1 / (sum of L) per held slot
   HostBuffer host_r_, host_ring_weights_;  // a part per request slot: of the subbands' R, and of the weights
   std::vector<cudaEvent_t> done_;           // one per request slot
+  struct Tickets {                          // the timers' spans up to a request (DeviceTimer::ticket)
+    std::uint64_t products = 0, copies = 0;
+  };
+  std::vector<Tickets> tickets_;            // one per request slot
+  std::vector<std::uint64_t> slot_request_;  // the number (from 0) of each slot's last request
+  std::uint64_t requests_ = 0, completed_ = 0;
   std::vector<index_t> ring_snapshots_;
   index_t blocks_ = 0;
   double weight_square_sum_ = 0;
