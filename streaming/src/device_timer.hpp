@@ -46,10 +46,20 @@ class DeviceTimer {
   void begin(Kind kind) {
     if (used_ == kMaxSpans) return;  // beyond the last span the work goes untimed
     spans_[used_].kind = kind;
+    spans_[used_].after_last = false;
     detail::check_cuda(cudaEventRecord(spans_[used_].begin, stream_), "device timer: cudaEventRecord");
   }
-  void end() {
+  // As begin(), for work queued right after the last span's end(), nothing queued between: with a
+  // timeline, the span begins at the last one's end event, one event less to record and read.
+  void begin_after_last(Kind kind) {
+    if (!timeline_ || !last_end_recorded_) return begin(kind);
     if (used_ == kMaxSpans) return;
+    spans_[used_].kind = kind;
+    spans_[used_].after_last = true;
+  }
+  void end() {
+    last_end_recorded_ = used_ < kMaxSpans;
+    if (!last_end_recorded_) return;
     detail::check_cuda(cudaEventRecord(spans_[used_].end, stream_), "device timer: cudaEventRecord");
     ++used_;
     ++ended_;
@@ -84,14 +94,18 @@ class DeviceTimer {
   struct Span {
     cudaEvent_t begin = nullptr, end = nullptr;
     Kind kind = Kind::kernel;
+    bool after_last = false;  // begins at the end of the span before (begin not recorded)
   };
   // A completed span, into the total (and the timeline).
   void add(const Span& span) {
     float begin_ms = 0, end_ms = 0;  // from the timeline's origin, or from the span's begin
     detail::check_cuda(cudaEventElapsedTime(&end_ms, timeline_ ? origin_ : span.begin, span.end),
                        "device timer: cudaEventElapsedTime");
-    if (timeline_)
+    if (span.after_last)  // (only with a timeline) the span before was added just now
+      begin_ms = last_end_ms_;
+    else if (timeline_)
       detail::check_cuda(cudaEventElapsedTime(&begin_ms, origin_, span.begin), "device timer: cudaEventElapsedTime");
+    last_end_ms_ = end_ms;
     const bool kernel = span.kind == Kind::kernel;
     (kernel ? total_.kernel_seconds : total_.copy_seconds) += (double(end_ms) - double(begin_ms)) * 1e-3;
     if (timeline_) timeline_->add(kernel, double(begin_ms) * 1e-3, double(end_ms) * 1e-3);
@@ -108,6 +122,8 @@ class DeviceTimer {
   std::array<Span, kMaxSpans> spans_{};
   std::size_t used_ = 0;     // spans waiting to be collected, oldest first
   std::uint64_t ended_ = 0;  // spans timed since construction
+  bool last_end_recorded_ = false;
+  float last_end_ms_ = 0;    // with a timeline: where the span added last ended
   DeviceTime total_;
 };
 

@@ -209,7 +209,7 @@ void GpuCovariance::request(std::size_t slot, bool read) {
     timer_.end();
   }
   if (read) {
-    timer_.begin(DeviceTimer::Kind::copy);
+    timer_.begin_after_last(DeviceTimer::Kind::copy);  // the products' or the window's sum's span
     detail::check_cuda(cudaMemcpyAsync(static_cast<cfloat*>(host_r_.data()) + slot * all, r_.get(), all * sizeof(cfloat),
                                        cudaMemcpyDeviceToHost, stream_.get()),
                        "covariance stage: copy from GPU");
