@@ -72,8 +72,9 @@ struct CovarianceStageConfig {
                                    // device is present
   std::size_t pool_items = 0;     // items the stages downstream may hold (0: StageContext::items_in_flight());
                                   // the stage allocates gpu_blocks_in_flight x subbands more for its own
-  std::size_t gpu_blocks_in_flight = 8;  // GPU: blocks queued at once (at least 1; 1 waits for each
-                                         // block's work before taking the next)
+  std::size_t gpu_blocks_in_flight = 8;  // GPU: blocks queued at once, each with a device buffer of
+                                         // one block (at least 1; 1 waits for each block's work
+                                         // before taking the next)
 };
 
 class GpuCovariance;
