@@ -1,9 +1,9 @@
 // DeviceTimer: the time a GPU stage path's work spends on its stream, split into kernels and copies
 // (CUDA builds only). The path brackets each piece of work it queues with begin(kind) and end(),
-// and collect()s the times of the pieces done (CUDA events, to about a microsecond) when it has
-// waited for the stream; take() hands over the sum. Given the pipeline's GpuTimeline, it also adds
-// each piece there, placed in time. Nothing is allocated after construction: at most kMaxSpans
-// pieces wait to be collected (more go untimed).
+// and collects the times of the pieces done (CUDA events, to about a microsecond) once it has
+// waited for them (collect_through); take() hands over the sum. Given the pipeline's GpuTimeline,
+// it also adds each piece there, placed in time. Nothing is allocated after construction: at most
+// kMaxSpans pieces wait to be collected (more go untimed).
 #pragma once
 
 #include <cuda_runtime_api.h>
@@ -64,23 +64,10 @@ class DeviceTimer {
     ++used_;
     ++ended_;
   }
-  // The spans timed so far: once the stream has passed the end of the last of them,
-  // collect_through(ticket()) collects them without asking CUDA whether they are done.
+  // The spans timed so far, to name with collect_through() once the stream has passed their end.
   std::uint64_t ticket() const noexcept { return ended_; }
-
-  // Adds the spans that have completed (in the order queued) to the total and forgets their events;
-  // the others wait for a later collect().
-  void collect() {
-    std::size_t done = 0;
-    for (; done < used_; ++done) {
-      const cudaError_t state = cudaEventQuery(spans_[done].end);
-      if (state == cudaErrorNotReady) break;
-      detail::check_cuda(state, "device timer: cudaEventQuery");
-      add(spans_[done]);
-    }
-    forget(done);
-  }
-  // The same for the spans up to a ticket, which the caller knows are complete.
+  // Adds the spans up to a ticket, which the caller knows are complete (it waited for the stream or
+  // for an event after them), to the total, and forgets their events.
   void collect_through(std::uint64_t ticket) {
     const std::uint64_t collected = ended_ - used_;
     const auto done = ticket > collected ? std::size_t(std::min<std::uint64_t>(ticket - collected, used_)) : 0;

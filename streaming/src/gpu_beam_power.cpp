@@ -56,7 +56,7 @@ void GpuBeamPower::compute(std::size_t count, bool mvdr, bool music) {
     timer_.end();
   }
   check_cuda(cudaStreamSynchronize(stream_.get()), "beamform stage: beam powers on the GPU");
-  timer_.collect();
+  timer_.collect_through(timer_.ticket());
 }
 
 }  // namespace eigstream::streaming

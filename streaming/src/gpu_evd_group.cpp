@@ -100,7 +100,7 @@ void GpuEvdGroup::copy_results(std::size_t count) {
              "decompose stage: copy from GPU");
   timer_.end();
   check_cuda(cudaStreamSynchronize(stream_.get()), "decompose stage: decomposition on the GPU");
-  timer_.collect();
+  timer_.collect_through(timer_.ticket());
 }
 
 void GpuEvdGroup::keep_as_warm_start(std::size_t s) {
