@@ -1,8 +1,10 @@
 // BusyUnion: the length of the union of time intervals that arrive in any order, each counted once
 // however many overlap it (GpuTimeline's: work on several GPU streams at once is busy time once).
 // Memory stays bounded: intervals that ended more than kSettleSeconds before the latest end seen are
-// merged into the total and forgotten, and a later interval is cut to start where they ended, so
-// an interval that arrives later than that is undercounted, never counted twice. Not thread-safe.
+// merged into the total and forgotten, and a later interval is cut to start at that settling line,
+// so an interval that arrives later than that is undercounted, never counted twice. The pending
+// intervals are merged when they have doubled since the last merge (at least kFoldAt), so adding
+// stays cheap however many separate intervals the settling time holds. Not thread-safe.
 #pragma once
 
 #include <algorithm>
@@ -15,15 +17,15 @@ namespace eigstream::streaming {
 
 class BusyUnion {
  public:
-  static constexpr double kSettleSeconds = 0.1;
-  static constexpr std::size_t kFoldAt = 4096;  // pending intervals that trigger a fold
+  static constexpr double kSettleSeconds = 1;
+  static constexpr std::size_t kFoldAt = 4096;  // the fewest pending intervals that trigger a fold
 
   void add(double begin, double end) {
     begin = std::max(begin, settled_until_);
     if (!(end > begin)) return;
     pending_.emplace_back(begin, end);
     latest_end_ = std::max(latest_end_, end);
-    if (pending_.size() >= kFoldAt) fold();
+    if (pending_.size() >= std::max(kFoldAt, 2 * folded_size_)) fold();
   }
 
   // The seconds covered by every interval added so far.
@@ -64,9 +66,11 @@ class BusyUnion {
     }
     pending_.erase(pending_.begin(), pending_.begin() + std::ptrdiff_t(settled));
     if (settled > 0) settled_until_ = std::max(settled_until_, line);
+    folded_size_ = pending_.size();
   }
 
   std::vector<Interval> pending_;
+  std::size_t folded_size_ = 0;  // pending intervals left by the last fold
   double settled_seconds_ = 0;
   double settled_until_ = -std::numeric_limits<double>::infinity();
   double latest_end_ = -std::numeric_limits<double>::infinity();

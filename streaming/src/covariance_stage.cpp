@@ -45,9 +45,9 @@ void CovarianceStage::configure(StageContext& context) {
   }
 #endif
   // Downstream holds items_in_flight() (or pool_items); the stage itself holds the subbands' items
-  // of the blocks in flight, the one it fills included.
+  // of the block it fills, and on the GPU those of the blocks in flight.
   const std::size_t items = (config_.pool_items > 0 ? config_.pool_items : context.items_in_flight()) +
-                            config_.gpu_blocks_in_flight * config_.subbands;
+                            (gpu_ ? config_.gpu_blocks_in_flight : 1) * config_.subbands;
   pool_ = &context.make_pool<CovarianceItem>(items, channels_, config_.keep_samples ? config_.block_samples : 0);
 }
 
@@ -83,9 +83,11 @@ void CovarianceStage::process(Handle<Block> block) {
     ++queued_;
     next.gpu_work = valid;
     next.read = valid && emits;
+    // The request right after the update (the read is timed from the products' end), the items
+    // after both (their bookkeeping counts this block; acquiring them may wait).
     if (valid) gpu_->update(block->data(), block->samples);
-    if (emits) items_for(*block, valid, next.items);
     if (valid) gpu_->request(next.slot, next.read);
+    if (emits) items_for(*block, valid, next.items);
     next.block = std::move(block);
     if (queued_ - finished_ == depth) finish_oldest();
     return;

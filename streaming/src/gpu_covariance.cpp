@@ -24,14 +24,14 @@ GpuCovariance::GpuCovariance(const CovarianceConfig& config, std::size_t subband
                              GpuTimeline* timeline)
     : config_(config), n_(std::size_t(config.channels)), subbands_(subbands), slots_(slots),
       stream_("covariance stage: cudaStreamCreate"), copy_stream_("covariance stage: cudaStreamCreate"),
-      timer_(stream_.get(), timeline), copy_timer_(copy_stream_.get(), timeline),
+      timer_(stream_.get(), timeline, kSpansPerBlock * slots), copy_timer_(copy_stream_.get(), timeline, 2 * slots),
       blas_workspace_(kBlasWorkspaceBytes, stream_.get()), x_(slots), copied_(slots, nullptr),
       graphs_(slots),
       r_(subbands * n_ * n_, stream_.get()),
       ring_(window_slots(config) * subbands * n_ * n_, stream_.get()), ring_weights_(window_slots(config), stream_.get()),
       host_r_(slots * subbands * n_ * n_ * sizeof(cfloat)),
       host_ring_weights_(slots * std::max<std::size_t>(1, window_slots(config)) * sizeof(cfloat)),
-      done_(slots, nullptr), tickets_(slots), slot_request_(slots, 0), ring_snapshots_(window_slots(config), 0) {
+      done_(slots, nullptr), marks_(slots, nullptr), tickets_(slots), slot_request_(slots, kNoRequest), ring_snapshots_(window_slots(config), 0) {
   for (std::vector<cudaEvent_t>* events : {&done_, &copied_})
     for (cudaEvent_t& event : *events)
       detail::check_cuda(cudaEventCreateWithFlags(&event, cudaEventDisableTiming), "covariance stage: cudaEventCreate");
@@ -82,8 +82,14 @@ void GpuCovariance::lay_out_chunks(std::size_t chunks) {
 void GpuCovariance::update(const sample_t* block, std::size_t snapshots) {
   const std::size_t rows = subbands_ * n_, nn = n_ * n_;
   const std::size_t chunks = (snapshots + kChunk - 1) / kChunk, padded = chunks * kChunk;
-  if (chunks > x_chunks_) {  // room for the longest block so far; freed in stream_'s order, which
-                             // every copy so far precedes (through copied_)
+  if (std::uint64_t(blocks_) >= completed_ + slots_)  // its buffer's last products may still be reading it
+    throw Error(ErrorCode::invalid_argument, "covariance stage: block " + std::to_string(blocks_) + " queued with " +
+                                                 std::to_string(std::uint64_t(blocks_) - completed_) +
+                                                 " blocks in flight, more than " + std::to_string(slots_));
+  // Room for the longest block so far: the old buffers are freed in stream_'s order, which every copy
+  // so far precedes (through copied_), and lay_out_chunks waits for stream_ before the copy stream
+  // writes the new ones.
+  if (chunks > x_chunks_) {
     for (GraphExec& graph : graphs_) graph.reset();  // they name the buffers and pointers replaced here
     for (auto& x : x_) x = std::make_unique<detail::DeviceArray<cfloat>>(rows * padded, stream_.get());
     chunk_products_ = std::make_unique<detail::DeviceArray<cfloat>>(subbands_ * chunks * nn, stream_.get());
@@ -96,24 +102,23 @@ void GpuCovariance::update(const sample_t* block, std::size_t snapshots) {
   if (chunks != layout_chunks_) lay_out_chunks(chunks);
 
   const auto buffer = std::size_t(blocks_) % slots_;  // the buffers in turn
-  if (std::uint64_t(blocks_) >= completed_ + slots_)  // its last block's products may still be reading it
-    throw Error(ErrorCode::invalid_argument, "covariance stage: block " + std::to_string(blocks_) + " queued with " +
-                                                 std::to_string(std::uint64_t(blocks_) - completed_) +
-                                                 " blocks in flight, more than " + std::to_string(slots_));
   cudaStream_t copy = copy_stream_.get();
   copy_timer_.begin(DeviceTimer::Kind::copy);
   detail::check_cuda(cudaMemcpyAsync(x_[buffer]->get(), block, rows * snapshots * sizeof(cfloat), cudaMemcpyHostToDevice, copy),
                      "covariance stage: copy to GPU");
-  copy_timer_.end();
+  cudaEvent_t copied = copy_timer_.end();  // the timer's end event marks the copy's end, when timed
   if (padded > snapshots) {  // the last chunk's padding: zeros, whatever an earlier block left there
     copy_timer_.begin(DeviceTimer::Kind::kernel);
     detail::check_cuda(
         cudaMemsetAsync(x_[buffer]->get() + rows * snapshots, 0, rows * (padded - snapshots) * sizeof(cfloat), copy),
         "covariance stage: clear");
-    copy_timer_.end();
+    copied = copy_timer_.end();
   }
-  detail::check_cuda(cudaEventRecord(copied_[buffer], copy), "covariance stage: cudaEventRecord");
-  detail::check_cuda(cudaStreamWaitEvent(stream_.get(), copied_[buffer], 0), "covariance stage: cudaStreamWaitEvent");
+  if (!copied) {
+    copied = copied_[buffer];
+    detail::check_cuda(cudaEventRecord(copied, copy), "covariance stage: cudaEventRecord");
+  }
+  detail::check_cuda(cudaStreamWaitEvent(stream_.get(), copied, 0), "covariance stage: cudaStreamWaitEvent");
 
   float alpha, beta;
   cfloat* out;
@@ -130,21 +135,19 @@ void GpuCovariance::update(const sample_t* block, std::size_t snapshots) {
     alpha = float(step.take) / float(snapshots), beta = float(step.keep), out = r_.get();
     weight_square_sum_ = step.weight_square_sum(weight_square_sum_, index_t(snapshots));
   }
-  timer_.begin(DeviceTimer::Kind::kernel);
   // After the first block the forgetting weights stay the same while the block length does: the
-  // products are replayed from a graph of this buffer's calls.
+  // products are replayed from a graph of this buffer's calls (captured before the span begins).
   const bool steady = !windowed() && blocks_ > 0;
   if (steady && snapshots != graph_snapshots_) {
     for (GraphExec& graph : graphs_) graph.reset();
     graph_snapshots_ = snapshots;
   }
-  if (steady) {
-    GraphExec& graph = graphs_[buffer];
-    if (!graph) graph = capture_products(buffer, chunks, alpha, beta, out);
-    detail::check_cuda(cudaGraphLaunch(graph.get(), stream_.get()), "covariance stage: cudaGraphLaunch");
-  } else {
+  if (steady && !graphs_[buffer]) graphs_[buffer] = capture_products(buffer, chunks, alpha, beta, out);
+  timer_.begin(DeviceTimer::Kind::kernel);
+  if (steady)
+    detail::check_cuda(cudaGraphLaunch(graphs_[buffer].get(), stream_.get()), "covariance stage: cudaGraphLaunch");
+  else
     queue_products(buffer, chunks, alpha, beta, out);
-  }
   timer_.end();
   ++blocks_;
 }
@@ -187,6 +190,7 @@ GpuCovariance::GraphExec GpuCovariance::capture_products(std::size_t buffer, std
 }
 
 void GpuCovariance::request(std::size_t slot, bool read) {
+  cudaEvent_t done = nullptr;
   const std::size_t all = subbands_ * n_ * n_;
   if (read && windowed()) {
     // R = ring (n^2 subbands x window) times the weights: 1 / (sum of L) for the held slots, 0 for
@@ -213,9 +217,13 @@ void GpuCovariance::request(std::size_t slot, bool read) {
     detail::check_cuda(cudaMemcpyAsync(static_cast<cfloat*>(host_r_.data()) + slot * all, r_.get(), all * sizeof(cfloat),
                                        cudaMemcpyDeviceToHost, stream_.get()),
                        "covariance stage: copy from GPU");
-    timer_.end();
+    done = timer_.end();  // the timer's end event marks the end of the request, when timed
   }
-  detail::check_cuda(cudaEventRecord(done_[slot], stream_.get()), "covariance stage: cudaEventRecord");
+  if (!done) {
+    done = done_[slot];
+    detail::check_cuda(cudaEventRecord(done, stream_.get()), "covariance stage: cudaEventRecord");
+  }
+  marks_[slot] = done;
   tickets_[slot] = {timer_.ticket(), copy_timer_.ticket()};
   slot_request_[slot] = requests_++;
 }
@@ -224,7 +232,8 @@ void GpuCovariance::complete(std::size_t slot) {
   if (slot_request_[slot] != completed_)
     throw Error(ErrorCode::invalid_argument, "covariance stage: request " + std::to_string(slot_request_[slot]) +
                                                  " completed before request " + std::to_string(completed_));
-  detail::check_cuda(cudaEventSynchronize(done_[slot]), "covariance stage: covariance on the GPU");
+  // (A timer's event stays the span's until the span is collected, below.)
+  detail::check_cuda(cudaEventSynchronize(marks_[slot]), "covariance stage: covariance on the GPU");
   // Done: the work the request followed, the copies its products waited for included.
   timer_.collect_through(tickets_[slot].products);
   copy_timer_.collect_through(tickets_[slot].copies);

@@ -88,20 +88,23 @@ class GpuCovariance {
   std::size_t n_, subbands_, slots_;
   CudaStream stream_;       // products and reads; before the device memory: destroyed after it
   CudaStream copy_stream_;  // blocks to the GPU
+  // Spans a block can leave on stream_ (products, and for a read of a window: the weights, their sum
+  // and the read); on the copy stream, two (copy, padding).
+  static constexpr std::size_t kSpansPerBlock = 4;
   DeviceTimer timer_, copy_timer_;
   static constexpr std::size_t kBlasWorkspaceBytes = std::size_t(32) << 20;  // cuBLAS's advice for Hopper
   detail::DeviceArray<char> blas_workspace_;
   cublasHandle_t blas_ = nullptr;
   static constexpr std::size_t kChunk = 128;
   // slots_ buffers of X, each padded with zeros to whole chunks; block k goes to buffer k % slots_.
-  // copied_[b] marks the end of the copy into buffer b. The products (subband by subband, chunk by chunk) and the pointers cublasCgemmBatched
+  // The end of the copy into a buffer is marked by its timer span's end, or copied_[b]. The products (subband by subband, chunk by chunk) and the pointers cublasCgemmBatched
   // takes to them (buffer b's chunk pointers from b * subbands * chunks); the 0/1 matrix that sums
   // each subband's chunks.
   std::vector<std::unique_ptr<detail::DeviceArray<cfloat>>> x_;
   std::unique_ptr<detail::DeviceArray<cfloat>> chunk_products_, chunk_sum_;
   std::unique_ptr<detail::DeviceArray<const cfloat*>> chunk_pointers_;
   std::unique_ptr<detail::DeviceArray<cfloat*>> product_pointers_;
-  std::vector<cudaEvent_t> copied_;          // one per buffer
+  std::vector<cudaEvent_t> copied_;          // one per buffer, for a copy with no timed span
   std::vector<GraphExec> graphs_;            // per buffer: its products, for blocks of graph_snapshots_
   std::size_t graph_snapshots_ = 0;
   std::size_t x_chunks_ = 0;       // chunks the buffers have room for
@@ -109,12 +112,14 @@ class GpuCovariance {
   detail::DeviceArray<cfloat> r_;
   detail::DeviceArray<cfloat> ring_, ring_weights_;  // sliding window: S per slot, and 1 / (sum of L) per held slot
   HostBuffer host_r_, host_ring_weights_;  // a part per request slot: of the subbands' R, and of the weights
-  std::vector<cudaEvent_t> done_;           // one per request slot
+  std::vector<cudaEvent_t> done_;           // one per request slot, for a request with no timed span
+  std::vector<cudaEvent_t> marks_;          // per request slot: the event its request ends with
   struct Tickets {                          // the timers' spans up to a request (DeviceTimer::ticket)
     std::uint64_t products = 0, copies = 0;
   };
   std::vector<Tickets> tickets_;            // one per request slot
-  std::vector<std::uint64_t> slot_request_;  // the number (from 0) of each slot's last request
+  static constexpr std::uint64_t kNoRequest = ~std::uint64_t(0);
+  std::vector<std::uint64_t> slot_request_;  // the number (from 0) of each slot's last request, or kNoRequest
   std::uint64_t requests_ = 0, completed_ = 0;
   std::vector<index_t> ring_snapshots_;
   index_t blocks_ = 0;

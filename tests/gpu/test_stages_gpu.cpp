@@ -281,8 +281,10 @@ TEST_CASE("gpu stages: the cuBLAS covariance with a hop of 3 equals the CPU's", 
   const std::size_t n = 16, block = 100, blocks = 300;
   const auto samples = array_samples(n, block * blocks, 7);
   eigstream::Backend used = eigstream::Backend::cpu;
+  const std::size_t in_flight = GENERATE(std::size_t(1), es::CovarianceStageConfig{}.gpu_blocks_in_flight);
+  INFO(in_flight << " blocks in flight");
   const auto cpu = covariances(samples, n, block, eigstream::Backend::cpu, &used, 3);
-  const auto gpu = covariances(samples, n, block, eigstream::Backend::cuda, &used, 3);
+  const auto gpu = covariances(samples, n, block, eigstream::Backend::cuda, &used, 3, 0, in_flight);
   CHECK(used == eigstream::Backend::cuda);
   REQUIRE(cpu.size() == blocks / 3);
   REQUIRE(gpu.size() == cpu.size());
@@ -302,8 +304,10 @@ TEST_CASE("gpu stages: the cuBLAS sliding-window covariance equals the CPU's", "
   auto samples = array_samples(n, block * blocks + 30, 10);
   samples[(12 * block + 4) * n + 9] = sample_t(std::numeric_limits<float>::quiet_NaN(), 1);  // block 12
   eigstream::Backend used = eigstream::Backend::cpu;
+  const std::size_t in_flight = GENERATE(std::size_t(1), es::CovarianceStageConfig{}.gpu_blocks_in_flight);
+  INFO(in_flight << " blocks in flight");
   const auto cpu = covariances(samples, n, block, eigstream::Backend::cpu, &used, 1, 5);
-  const auto gpu = covariances(samples, n, block, eigstream::Backend::cuda, &used, 1, 5);
+  const auto gpu = covariances(samples, n, block, eigstream::Backend::cuda, &used, 1, 5, in_flight);
   CHECK(used == eigstream::Backend::cuda);
   REQUIRE(cpu.size() == blocks + 1);
   REQUIRE(gpu.size() == cpu.size());
@@ -431,7 +435,6 @@ TEST_CASE("gpu stages: the pipeline's GPU busy time lies between one stream's ti
   pipeline.connect(covariance, decompose);
   pipeline.connect(decompose, sink);
   const auto start = std::chrono::steady_clock::now();
-  CHECK(pipeline.gpu_busy().seconds == 0);
   pipeline.start();
   pipeline.wait();
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();

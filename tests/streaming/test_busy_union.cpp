@@ -74,13 +74,21 @@ TEST_CASE("busy union: an interval arriving after its time settled adds nothing,
           "[streaming][gpu-busy]") {
   BusyUnion busy;
   busy.add(0, 1e-3);
-  // Enough later work to fold, settling everything that ended before 0.5 s.
-  for (std::size_t i = 0; i < BusyUnion::kFoldAt; ++i) busy.add(0.6 + double(i) * 1e-6, 0.6 + double(i + 1) * 1e-6);
+  // Enough later work to fold, settling everything that ended before 0.6 s.
+  for (std::size_t i = 0; i < BusyUnion::kFoldAt; ++i) busy.add(1.6 + double(i) * 1e-6, 1.6 + double(i + 1) * 1e-6);
   const double before = busy.seconds();
   CHECK(before == Approx(1e-3 + double(BusyUnion::kFoldAt) * 1e-6).epsilon(1e-9));
   busy.add(0, 1e-3);    // the same time again, late
   busy.add(0.2, 0.3);   // new, but late
   CHECK(busy.seconds() == Approx(before).epsilon(1e-12));
-  busy.add(0.7, 0.71);  // new and in time
+  busy.add(1.7, 1.71);  // new and in time
   CHECK(busy.seconds() == Approx(before + 0.01).epsilon(1e-9));
+}
+
+TEST_CASE("busy union: many separate intervals within the settling time all count", "[streaming][gpu-busy]") {
+  // 200000 disjoint intervals of 1 us in 0.4 s: no fold can settle any of them, and each must count.
+  BusyUnion busy;
+  const int count = 200000;
+  for (int k = count - 1; k >= 0; --k) busy.add(double(k) * 2e-6, double(k) * 2e-6 + 1e-6);
+  CHECK(busy.seconds() == Approx(count * 1e-6).epsilon(1e-6));
 }

@@ -93,8 +93,11 @@ class CovarianceStage : public Transform<Block, CovarianceItem> {
   void flush() override;
 
  private:
-  // The GPU path holds the blocks in flight, the one it takes included (see process).
-  std::size_t held_items() const override { return config_.gpu_blocks_in_flight; }
+  // The GPU path holds the blocks in flight, the one it takes included (see process). (Asked before
+  // configure(): an automatic backend counts as the GPU.)
+  std::size_t held_items() const override {
+    return config_.backend == Backend::cpu ? 1 : config_.gpu_blocks_in_flight;
+  }
   // The block's items, one per subband, their bookkeeping from the estimates as they are now;
   // flagged skipped when not valid.
   void items_for(const Block& block, bool valid, std::vector<Handle<CovarianceItem>>& items);
@@ -107,7 +110,7 @@ class CovarianceStage : public Transform<Block, CovarianceItem> {
   Backend backend_ = Backend::cpu;
   std::unique_ptr<GpuCovariance> gpu_;
   struct InFlight {            // GPU: a block whose update (and read) is queued
-    Handle<Block> block;       // held until its copy to the GPU is done
+    Handle<Block> block;       // held until its request is complete (its copy to the GPU with it)
     std::vector<Handle<CovarianceItem>> items;  // when it emits: bookkeeping filled, matrices once read
     std::size_t slot = 0;      // its read slot (GpuCovariance::request)
     bool gpu_work = false, read = false;

@@ -70,7 +70,9 @@ class Pipeline {
 
   std::vector<StageStats> stats() const;  // one per stage, in the order they were added
   // Since the start, with PipelineOptions::measure_gpu_busy (else zero). Work is counted once its
-  // stage has collected its time, usually within a few milliseconds.
+  // stage has collected its time, after waiting for it (the covariance stage: once the blocks in
+  // flight after it are queued; the decompose and beamform stages: once their group is done). Work
+  // collected more than a second after later work was is undercounted (BusyUnion).
   GpuBusy gpu_busy() const;
 
  private:
