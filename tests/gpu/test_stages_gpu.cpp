@@ -11,6 +11,7 @@
 #include <cmath>
 #include <complex>
 #include <limits>
+#include <utility>
 #include <vector>
 
 #include "eigstream/accuracy.hpp"
@@ -272,6 +273,80 @@ TEST_CASE("gpu stages: the cuBLAS covariance equals the CPU's, loading, weights 
     for (const auto& x : cpu[b].matrix) scale = std::max(scale, std::abs(x));
     for (std::size_t k = 0; k < n * n; ++k) CHECK(std::abs(gpu[b].matrix[k] - cpu[b].matrix[k]) <= 1e-5f * scale);
     for (std::size_t i = 0; i < n; ++i) CHECK(gpu[b].matrix[i + i * n].imag() == 0.0f);
+  }
+}
+
+// Emits consecutive blocks of the given lengths from samples (channels interleaved).
+class SizedBlockSource : public es::Source<es::Block> {
+ public:
+  SizedBlockSource(const std::vector<sample_t>& samples, std::size_t channels, std::vector<std::size_t> sizes)
+      : Source("source"), samples_(samples), channels_(channels), sizes_(std::move(sizes)) {}
+
+ protected:
+  void configure(es::StageContext& context) override {
+    pool_ = &context.make_pool<es::Block>(context.items_in_flight(), channels_,
+                                          *std::max_element(sizes_.begin(), sizes_.end()));
+  }
+  bool process() override {
+    es::Handle<es::Block> block = acquire(*pool_);
+    const std::size_t length = sizes_[next_];
+    std::copy_n(samples_.data() + first_ * channels_, length * channels_, block->data());
+    block->samples = length;
+    block->first_sample = first_;
+    block->lost_before = 0;
+    block->stamp.flags = 0;
+    first_ += length;
+    emit(std::move(block));
+    return ++next_ < sizes_.size();
+  }
+
+ private:
+  const std::vector<sample_t>& samples_;
+  std::size_t channels_;
+  std::vector<std::size_t> sizes_;
+  es::Pool<es::Block>* pool_ = nullptr;
+  std::size_t next_ = 0, first_ = 0;
+};
+
+// Blocks longer than any before arrive while blocks are in flight (the GPU path reallocates its
+// buffers and drops its graphs), and the length changes both ways (new chunk layouts, new graphs).
+TEST_CASE("gpu stages: the cuBLAS covariance equals the CPU's as the block length grows and shrinks in flight",
+          "[gpu][stages]") {
+  const std::size_t n = 16;
+  std::vector<std::size_t> sizes;
+  for (const std::size_t length : {100, 300, 200, 300, 700, 128})
+    for (int k = 0; k < 20; ++k) sizes.push_back(length);
+  std::size_t total = 0;
+  for (const std::size_t length : sizes) total += length;
+  const auto samples = array_samples(n, total, 14);
+  const auto run = [&](eigstream::Backend backend) {
+    es::Pipeline pipeline;
+    auto& source = pipeline.add<SizedBlockSource>(samples, n, sizes);
+    es::CovarianceStageConfig cc;
+    cc.covariance.channels = index_t(n);
+    cc.covariance.lambda = 0.9;
+    cc.backend = backend;
+    auto& stage = pipeline.add<es::CovarianceStage>("covariance", cc);
+    std::vector<es::CovarianceItem> out;
+    auto& sink = pipeline.add<es::CallbackSink<es::CovarianceItem>>("sink", [&](const es::CovarianceItem& item) { out.push_back(item); });
+    pipeline.connect(source, stage);
+    pipeline.connect(stage, sink);
+    pipeline.start();
+    pipeline.wait();
+    CHECK(stage.backend() == backend);
+    return out;
+  };
+  const auto cpu = run(eigstream::Backend::cpu);
+  const auto gpu = run(eigstream::Backend::cuda);
+  REQUIRE(cpu.size() == sizes.size());
+  REQUIRE(gpu.size() == cpu.size());
+  for (std::size_t b = 0; b < gpu.size(); ++b) {
+    INFO("block " << b << ", " << sizes[b] << " snapshots");
+    CHECK(gpu[b].end_sample - gpu[b].first_sample == sizes[b]);
+    CHECK(gpu[b].effective_snapshots == Approx(cpu[b].effective_snapshots).epsilon(1e-12));
+    float scale = 0;
+    for (const auto& x : cpu[b].matrix) scale = std::max(scale, std::abs(x));
+    for (std::size_t k = 0; k < n * n; ++k) CHECK(std::abs(gpu[b].matrix[k] - cpu[b].matrix[k]) <= 1e-5f * scale);
   }
 }
 
