@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <string>
 
+#include "eigstream/cuda.hpp"
 #include "eigstream/error.hpp"
 
 namespace eigstream::streaming {
@@ -166,6 +167,13 @@ void GpuCovariance::queue_products(std::size_t buffer, std::size_t chunks, float
                          reinterpret_cast<const cuComplex*>(chunk_sum_->get()), products, &keep,
                          reinterpret_cast<cuComplex*>(out), int(nn)),
              "cublasCgemm");
+  if (!windowed()) make_hermitian();  // out is the estimate itself
+}
+
+void GpuCovariance::make_hermitian() {
+  cuda::hermitian_from_lower(BatchView<cfloat>{r_.get(), index_t(n_), index_t(n_), index_t(n_), index_t(n_ * n_),
+                                               index_t(subbands_)},
+                             stream_.get());
 }
 
 GpuCovariance::GraphExec GpuCovariance::capture_products(std::size_t buffer, std::size_t chunks, float alpha, float beta,
@@ -210,6 +218,7 @@ void GpuCovariance::request(std::size_t slot, bool read) {
                            int(all), reinterpret_cast<const cuComplex*>(ring_weights_.get()), 1, &zero,
                            reinterpret_cast<cuComplex*>(r_.get()), 1),
                "cublasCgemv");
+    make_hermitian();
     timer_.end();
   }
   if (read) {
@@ -246,22 +255,8 @@ DeviceTime GpuCovariance::take_device_time() noexcept {
 }
 
 void GpuCovariance::read(std::size_t slot, std::size_t subband, cfloat* out) const {
-  const cfloat* lower = static_cast<const cfloat*>(host_r_.data()) + (slot * subbands_ + subband) * n_ * n_;
-  // In tiles of 8 x 8 entries (8 of them fill a cache line): the mirrored writes, across columns,
-  // then touch 8 lines a tile instead of one line an entry.
-  constexpr std::size_t tile = 8;
-  for (std::size_t jb = 0; jb < n_; jb += tile)
-    for (std::size_t ib = jb; ib < n_; ib += tile)
-      for (std::size_t j = jb; j < std::min(jb + tile, n_); ++j)
-        for (std::size_t i = std::max(ib, j); i < std::min(ib + tile, n_); ++i) {
-          const cfloat value = lower[i + j * n_];
-          if (i == j) {
-            out[i + i * n_] = {value.real(), 0.0f};
-          } else {
-            out[i + j * n_] = value;
-            out[j + i * n_] = std::conj(value);
-          }
-        }
+  const std::size_t nn = n_ * n_;
+  std::copy_n(static_cast<const cfloat*>(host_r_.data()) + (slot * subbands_ + subband) * nn, nn, out);
 }
 
 }  // namespace eigstream::streaming

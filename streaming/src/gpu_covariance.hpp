@@ -7,13 +7,15 @@
 //   exponential:    R <- keep R + (take / L) sum of the chunks (ForgettingStep's weights);
 //   sliding window: S into a ring of `window` slots, and when read R = (sum of the held S) / (sum of
 //                   their L) (one cublasCgemv over the ring).
+// R is then made exactly Hermitian on the GPU from its lower triangle (cuda::hermitian_from_lower):
+// the general products round the two triangles apart. Reads copy it as it is.
 // Copies and products overlap: a block's copy to the GPU runs on a stream of its own, into one of
 // `slots` device buffers in turn, while the products of the blocks before run on the main stream;
 // an event orders each block's products after its copy. Up to `slots` blocks are in flight: a
 // buffer is written again only once the request that followed its last block is complete (checked),
 // so no event is needed to order the copy after the products that read the buffer before.
-// With exponential forgetting, once the weights are steady (from the second block) each buffer's two
-// cuBLAS calls are captured once as a CUDA graph and replayed, for a tenth of their CPU time.
+// With exponential forgetting, once the weights are steady (from the second block) each buffer's
+// cuBLAS calls and kernel are captured once as a CUDA graph and replayed, for a tenth of their CPU time.
 // Device memory is allocated at construction and when a block larger than any before arrives (the
 // first block, in a stream of equal blocks).
 #pragma once
@@ -59,8 +61,8 @@ class GpuCovariance {
   // Waits for the work marked by the slot's last request. Requests are completed in the order made
   // (else Error(invalid_argument)).
   void complete(std::size_t slot);
-  // Subband s's R of the slot's last read request, full Hermitian (the lower triangle mirrored, the
-  // diagonal real), into out (channels x channels); after complete(slot).
+  // Subband s's R of the slot's last read request, exactly Hermitian, into out (channels x
+  // channels); after complete(slot).
   void read(std::size_t slot, std::size_t subband, cfloat* out) const;
   // As Covariance: blocks folded in, and the effective number of snapshots behind R.
   index_t blocks() const noexcept { return blocks_; }
@@ -78,10 +80,12 @@ class GpuCovariance {
     void operator()(cudaGraphExec_t exec) const noexcept { cudaGraphExecDestroy(exec); }
   };
   using GraphExec = std::unique_ptr<std::remove_pointer_t<cudaGraphExec_t>, GraphExecDeleter>;
-  // Queues the products of the block in `buffer` into out = beta out + alpha (its S): two cuBLAS
-  // calls, about 25 us of CPU time on an H100 machine; or captures them as a graph to replay
-  // (about 3 us to launch).
+  // Queues the products of the block in `buffer` into out = beta out + alpha (its S), and when out
+  // is R, make_hermitian(): two cuBLAS calls and a kernel, about 25 us of CPU time on an H100
+  // machine; or captures them as a graph to replay (about 3 us to launch).
   void queue_products(std::size_t buffer, std::size_t chunks, float alpha, float beta, cfloat* out);
+  // Queues R made exactly Hermitian from its lower triangle (every subband's).
+  void make_hermitian();
   GraphExec capture_products(std::size_t buffer, std::size_t chunks, float alpha, float beta, cfloat* out);
 
   CovarianceConfig config_;

@@ -50,6 +50,14 @@ template <class R>
 void beam_power_batched(BatchView<const std::complex<R>> vectors, VectorBatchView<const R> weights,
                         MatrixView<const std::complex<R>> steering, VectorBatchView<R> power, cudaStream_t stream);
 
+// Makes each matrix of a batch (square, in device memory) exactly Hermitian from its lower triangle:
+// the strict upper triangle becomes the conjugate of the strict lower one, and the diagonal real.
+// For a covariance formed as a general product X X^H (as cuBLAS gemm forms it: the two triangles
+// rounded apart) before a Hermitian EVD or a read. Sizes are checked here (Error invalid_argument);
+// the launch is asynchronous on `stream`, allocates nothing and can be captured in a CUDA graph.
+template <class R>
+void hermitian_from_lower(BatchView<std::complex<R>> a, cudaStream_t stream);
+
 namespace detail {
 template <class T>
 void svd_batched(BatchView<const T> a, VectorBatchView<real_t<T>> s, BatchView<T> u, BatchView<T> v, SolveInfo* info,
