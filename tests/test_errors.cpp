@@ -224,6 +224,18 @@ TEMPLATE_TEST_CASE("errors: bad layouts and output sizes are invalid_argument", 
         },
         ErrorCode::invalid_argument, {"values", "holds 3", "expected 2"});
   }
+  SECTION("evd_batched: negative sizes") {
+    check_error(
+        [&] {
+          eigstream::evd_batched(eigstream::batch<const T>(a_buf.data(), n, n, -1, n, n * n), eigstream::vectors(w.data(), n, -1));
+        },
+        ErrorCode::invalid_argument, {"A", "negative size", "-1 matrices"});
+    check_error(
+        [&] {
+          eigstream::evd_batched(eigstream::batch<const T>(a_buf.data(), n, n, 1), eigstream::VectorBatchView<R>{w.data(), -n, n, 1});
+        },
+        ErrorCode::invalid_argument, {"values", "negative size", "-4"});
+  }
   SECTION("evd_batched: values missing") {
     check_error([&] { eigstream::evd_batched(eigstream::batch<const T>(a_buf.data(), n, n, 1), eigstream::VectorBatchView<R>{}); },
                 ErrorCode::invalid_argument, {"values", "missing"});

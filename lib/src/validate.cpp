@@ -31,42 +31,43 @@ std::string matrix_label(const char* op, index_t b, index_t count) {
 template <class T>
 void check_batch(const char* op, const char* name, BatchView<T> x, index_t rows, index_t cols, index_t count,
                  bool required) {
-  std::ostringstream s;
-  s << op << ": " << name << ' ';
+  // The message is made only when a check fails: these checks run on every call.
+  const auto fail_with = [&](const auto&... parts) {
+    std::ostringstream s;
+    s << op << ": " << name << ' ';
+    (s << ... << parts);
+    fail(ErrorCode::invalid_argument, s.str());
+  };
+  if (x.rows < 0 || x.cols < 0 || x.count < 0)
+    fail_with("has a negative size: ", x.rows, " x ", x.cols, ", ", x.count, " matrices");
   if (x.empty()) {
-    if (required && rows > 0 && cols > 0 && count > 0) fail(ErrorCode::invalid_argument, s.str() + "is missing (null data)");
+    if (required && rows > 0 && cols > 0 && count > 0) fail_with("is missing (null data)");
     return;
   }
-  if (x.rows != rows || x.cols != cols)
-    s << "is " << x.rows << " x " << x.cols << ", expected " << rows << " x " << cols;
-  else if (x.ld < std::max<index_t>(1, rows))
-    s << "has leading dimension " << x.ld << ", smaller than its " << rows << " rows";
-  else if (x.count != count)
-    s << "holds " << x.count << " matrices, expected " << count;
-  else if (count > 1 && x.stride < x.ld * cols)
-    s << "has batch stride " << x.stride << ", smaller than ld * cols = " << x.ld * cols;
-  else
-    return;
-  fail(ErrorCode::invalid_argument, s.str());
+  if (x.rows != rows || x.cols != cols) fail_with("is ", x.rows, " x ", x.cols, ", expected ", rows, " x ", cols);
+  if (x.ld < std::max<index_t>(1, rows))
+    fail_with("has leading dimension ", x.ld, ", smaller than its ", rows, " rows");
+  if (x.count != count) fail_with("holds ", x.count, " matrices, expected ", count);
+  if (count > 1 && x.stride < x.ld * cols)
+    fail_with("has batch stride ", x.stride, ", smaller than ld * cols = ", x.ld * cols);
 }
 
 template <class T>
 void check_vector_batch(const char* op, const char* name, VectorBatchView<T> x, index_t size, index_t count) {
-  std::ostringstream s;
-  s << op << ": " << name << ' ';
+  const auto fail_with = [&](const auto&... parts) {  // as in check_batch
+    std::ostringstream s;
+    s << op << ": " << name << ' ';
+    (s << ... << parts);
+    fail(ErrorCode::invalid_argument, s.str());
+  };
+  if (x.size < 0 || x.count < 0) fail_with("has a negative size: ", x.size, ", ", x.count, " vectors");
   if (x.empty()) {
-    if (size > 0 && count > 0) fail(ErrorCode::invalid_argument, s.str() + "is missing (null data)");
+    if (size > 0 && count > 0) fail_with("is missing (null data)");
     return;
   }
-  if (x.size < size)
-    s << "has room for " << x.size << " values, expected " << size;
-  else if (x.count != count)
-    s << "holds " << x.count << " vectors, expected " << count;
-  else if (count > 1 && x.stride < x.size)
-    s << "has batch stride " << x.stride << ", smaller than its size " << x.size;
-  else
-    return;
-  fail(ErrorCode::invalid_argument, s.str());
+  if (x.size < size) fail_with("has room for ", x.size, " values, expected ", size);
+  if (x.count != count) fail_with("holds ", x.count, " vectors, expected ", count);
+  if (count > 1 && x.stride < x.size) fail_with("has batch stride ", x.stride, ", smaller than its size ", x.size);
 }
 
 void check_options(const char* op, const Options& o) {

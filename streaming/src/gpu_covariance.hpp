@@ -15,7 +15,8 @@
 // buffer is written again only once the request that followed its last block is complete (checked),
 // so no event is needed to order the copy after the products that read the buffer before.
 // With exponential forgetting, once the weights are steady (from the second block) each buffer's
-// cuBLAS calls and kernel are captured once as a CUDA graph and replayed, for a tenth of their CPU time.
+// cuBLAS calls and kernel are captured once as a CUDA graph and replayed, for about a quarter of their
+// CPU time.
 // Device memory is allocated at construction and when a block larger than any before arrives (the
 // first block, in a stream of equal blocks).
 #pragma once
@@ -81,8 +82,9 @@ class GpuCovariance {
   };
   using GraphExec = std::unique_ptr<std::remove_pointer_t<cudaGraphExec_t>, GraphExecDeleter>;
   // Queues the products of the block in `buffer` into out = beta out + alpha (its S), and when out
-  // is R, make_hermitian(): two cuBLAS calls and a kernel, about 25 us of CPU time on an H100
-  // machine; or captures them as a graph to replay (about 3 us to launch).
+  // is R, make_hermitian(): two cuBLAS calls (26 us of CPU time on an H100 machine) and a kernel; or
+  // captures them as a graph to replay (the two calls' graph took 7 us,
+  // bench/results/2026-11-25-h100-pipebench-overhead.md).
   void queue_products(std::size_t buffer, std::size_t chunks, float alpha, float beta, cfloat* out);
   // Queues R made exactly Hermitian from its lower triangle (every subband's).
   void make_hermitian();

@@ -21,8 +21,10 @@ TEMPLATE_TEST_CASE("gpu hermitian_from_lower: the lower triangle mirrored, exact
                    "[gpu][hermitian]", float, double) {
   using R = TestType;
   using C = std::complex<R>;
-  const index_t n = GENERATE(1, 2, 7, 33, 64);
-  const index_t count = 3, ld = n + 2, stride = ld * n + 5;
+  // (n, count): sizes up to the covariance stage's 64, and more matrices than one launch's grid
+  // holds (65535 in y).
+  const auto [n, count] = GENERATE(table<index_t, index_t>({{1, 3}, {2, 3}, {7, 3}, {33, 3}, {64, 3}, {2, 70000}}));
+  const index_t ld = n + 2, stride = ld * n + 5;
   // Every entry different, both triangles (and the padding) unrelated: nothing Hermitian to start from.
   std::mt19937_64 random{std::uint64_t(n)};
   std::normal_distribution<R> normal;
@@ -45,7 +47,7 @@ TEMPLATE_TEST_CASE("gpu hermitian_from_lower: the lower triangle mirrored, exact
     if (j < n && i < n && i == j) expected = {a[std::size_t(k)].real(), R(0)};
     if (std::memcmp(&expected, &out[std::size_t(k)], sizeof(C)) != 0) ++wrong;
   }
-  INFO((sizeof(R) == 4 ? "float" : "double") << " n = " << n);
+  INFO((sizeof(R) == 4 ? "float" : "double") << " n = " << n << ", " << count << " matrices");
   CHECK(wrong == 0);
 }
 
@@ -59,5 +61,11 @@ TEST_CASE("gpu hermitian_from_lower: bad calls name what is wrong", "[gpu][hermi
               ErrorCode::invalid_argument, {"cuda::hermitian_from_lower", "leading dimension 3"});
   check_error([&] { eigstream::cuda::hermitian_from_lower<float>({nullptr, 4, 4, 4, 16, 2}, stream); },
               ErrorCode::invalid_argument, {"cuda::hermitian_from_lower", "missing"});
+  check_error([&] { eigstream::cuda::hermitian_from_lower<float>({a.get(), 2, 2, 2, 3, 2}, stream); },
+              ErrorCode::invalid_argument, {"cuda::hermitian_from_lower", "batch stride 3"});
+  check_error([&] { eigstream::cuda::hermitian_from_lower<float>({a.get(), -4, -4, 4, 16, 1}, stream); },
+              ErrorCode::invalid_argument, {"cuda::hermitian_from_lower", "negative size"});
+  check_error([&] { eigstream::cuda::hermitian_from_lower<float>({a.get(), 4, 4, 4, 16, -1}, stream); },
+              ErrorCode::invalid_argument, {"cuda::hermitian_from_lower", "negative size"});
   REQUIRE(cudaStreamSynchronize(stream) == cudaSuccess);
 }

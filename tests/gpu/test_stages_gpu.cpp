@@ -87,6 +87,20 @@ double orthogonality(const std::vector<cfloat>& v, std::size_t n) {  // ||V^H V 
   return eigstream::orthogonality<cfloat>({v.data(), index_t(n), index_t(n), index_t(n)});
 }
 
+// A GPU covariance against the CPU's: equal to float rounding (relative to the largest entry), and
+// exactly Hermitian (the upper triangle the lower's conjugate transpose, the diagonal real).
+void check_covariance(const std::vector<cfloat>& gpu, const std::vector<cfloat>& cpu, std::size_t n) {
+  float scale = 0;
+  for (const cfloat& x : cpu) scale = std::max(scale, std::abs(x));
+  std::size_t far = 0, not_hermitian = 0;
+  for (std::size_t k = 0; k < n * n; ++k) far += !(std::abs(gpu[k] - cpu[k]) <= 1e-5f * scale);
+  for (std::size_t j = 0; j < n; ++j)
+    for (std::size_t i = j; i < n; ++i)
+      not_hermitian += i == j ? gpu[i + i * n].imag() != 0.0f : gpu[j + i * n] != std::conj(gpu[i + j * n]);
+  CHECK(far == 0);
+  CHECK(not_hermitian == 0);
+}
+
 // |v_i^H v'_i| for column i of two eigenvector matrices.
 double alignment(const std::vector<cfloat>& a, const std::vector<cfloat>& b, std::size_t n, std::size_t i) {
   std::complex<double> dot = 0;
@@ -269,10 +283,7 @@ TEST_CASE("gpu stages: the cuBLAS covariance equals the CPU's, loading, weights 
     CHECK(gpu[b].blocks == cpu[b].blocks);
     CHECK(gpu[b].effective_snapshots == Approx(cpu[b].effective_snapshots).epsilon(1e-12));
     if (gpu[b].skipped()) continue;
-    float scale = 0;
-    for (const auto& x : cpu[b].matrix) scale = std::max(scale, std::abs(x));
-    for (std::size_t k = 0; k < n * n; ++k) CHECK(std::abs(gpu[b].matrix[k] - cpu[b].matrix[k]) <= 1e-5f * scale);
-    for (std::size_t i = 0; i < n; ++i) CHECK(gpu[b].matrix[i + i * n].imag() == 0.0f);
+    check_covariance(gpu[b].matrix, cpu[b].matrix, n);
   }
 }
 
@@ -344,9 +355,7 @@ TEST_CASE("gpu stages: the cuBLAS covariance equals the CPU's as the block lengt
     INFO("block " << b << ", " << sizes[b] << " snapshots");
     CHECK(gpu[b].end_sample - gpu[b].first_sample == sizes[b]);
     CHECK(gpu[b].effective_snapshots == Approx(cpu[b].effective_snapshots).epsilon(1e-12));
-    float scale = 0;
-    for (const auto& x : cpu[b].matrix) scale = std::max(scale, std::abs(x));
-    for (std::size_t k = 0; k < n * n; ++k) CHECK(std::abs(gpu[b].matrix[k] - cpu[b].matrix[k]) <= 1e-5f * scale);
+    check_covariance(gpu[b].matrix, cpu[b].matrix, n);
   }
 }
 
@@ -365,9 +374,7 @@ TEST_CASE("gpu stages: the cuBLAS covariance with a hop of 3 equals the CPU's", 
   REQUIRE(gpu.size() == cpu.size());
   for (std::size_t b = 0; b < gpu.size(); ++b) {
     INFO("estimate " << b);
-    float scale = 0;
-    for (const auto& x : cpu[b].matrix) scale = std::max(scale, std::abs(x));
-    for (std::size_t k = 0; k < n * n; ++k) CHECK(std::abs(gpu[b].matrix[k] - cpu[b].matrix[k]) <= 1e-5f * scale);
+    check_covariance(gpu[b].matrix, cpu[b].matrix, n);
   }
 }
 
@@ -393,9 +400,7 @@ TEST_CASE("gpu stages: the cuBLAS sliding-window covariance equals the CPU's", "
     CHECK(gpu[b].blocks == cpu[b].blocks);
     CHECK(gpu[b].effective_snapshots == Approx(cpu[b].effective_snapshots).epsilon(1e-12));
     if (gpu[b].skipped()) continue;
-    float scale = 0;
-    for (const auto& x : cpu[b].matrix) scale = std::max(scale, std::abs(x));
-    for (std::size_t k = 0; k < n * n; ++k) CHECK(std::abs(gpu[b].matrix[k] - cpu[b].matrix[k]) <= 1e-5f * scale);
+    check_covariance(gpu[b].matrix, cpu[b].matrix, n);
   }
 }
 
@@ -467,9 +472,7 @@ TEST_CASE("gpu stages: subbands: covariances and decompositions equal the CPU's"
       REQUIRE(gpu_covs[i].subband == i % subbands);
       REQUIRE(gpu_covs[i].stamp.sequence == i / subbands);
       CHECK(gpu_covs[i].effective_snapshots == Approx(cpu_covs[i].effective_snapshots).epsilon(1e-12));
-      float scale = 0;
-      for (const auto& x : cpu_covs[i].matrix) scale = std::max(scale, std::abs(x));
-      for (std::size_t k = 0; k < n * n; ++k) CHECK(std::abs(gpu_covs[i].matrix[k] - cpu_covs[i].matrix[k]) <= 1e-5f * scale);
+      check_covariance(gpu_covs[i].matrix, cpu_covs[i].matrix, n);
     }
     check_agree(cpu_decs, gpu_decs, n);
     for (std::size_t i = 0; i < gpu_decs.size(); ++i) CHECK(gpu_decs[i].warm_started == (i >= group));

@@ -51,10 +51,12 @@ void beam_power_batched(BatchView<const std::complex<R>> vectors, VectorBatchVie
                         MatrixView<const std::complex<R>> steering, VectorBatchView<R> power, cudaStream_t stream);
 
 // Makes each matrix of a batch (square, in device memory) exactly Hermitian from its lower triangle:
-// the strict upper triangle becomes the conjugate of the strict lower one, and the diagonal real.
-// For a covariance formed as a general product X X^H (as cuBLAS gemm forms it: the two triangles
-// rounded apart) before a Hermitian EVD or a read. Sizes are checked here (Error invalid_argument);
-// the launch is asynchronous on `stream`, allocates nothing and can be captured in a CUDA graph.
+// the strict upper triangle becomes the conjugate transpose of the strict lower one, and the
+// diagonal real; nothing else is written (the lower triangle and any padding stay as they are). For
+// a covariance formed as a general product X X^H (as cuBLAS gemm forms it: the two triangles rounded
+// apart) before a Hermitian EVD or a read. Sizes are checked here (Error invalid_argument); the
+// launch is asynchronous on `stream`, allocates nothing and can be captured in a CUDA graph. Errors
+// of the launch throw Error(cuda).
 template <class R>
 void hermitian_from_lower(BatchView<std::complex<R>> a, cudaStream_t stream);
 
