@@ -447,6 +447,7 @@ struct Context {
   cudaStream_t stream;
   int repeat;
   index_t sample;
+  int reorthonormalise_every;  // EVD warm stream and latency: the Newton-Schulz step on one link in this many
 };
 
 template <class T>
@@ -521,7 +522,7 @@ json warm_case(Context& ctx, int n, index_t count, int steps) {
     source.next(a[s].get(), 0.95);
   }
   json out = {{"case", "warm stream"}, {"type", Traits<T>::name}, {"n", n}, {"count", count}, {"steps", steps},
-              {"forgetting", 0.95}};
+              {"forgetting", 0.95}, {"reorthonormalise_every", ctx.reorthonormalise_every}};
   DeviceBuffer<R> w{std::size_t(n * count)};
   DeviceBuffer<T> v[2] = {DeviceBuffer<T>(std::size_t(nn * count)), DeviceBuffer<T>(std::size_t(nn * count))};
   DeviceBuffer<eigstream::SolveInfo> info{std::size_t(count)};
@@ -538,6 +539,7 @@ json warm_case(Context& ctx, int n, index_t count, int steps) {
   cudaEvent_t start, stop;
   check(cudaEventCreate(&start), "event"), check(cudaEventCreate(&stop), "event");
   for (int s = 1; s <= steps; ++s) {
+    o.reorthonormalise = s % ctx.reorthonormalise_every == 0;
     check(cudaEventRecord(start, ctx.stream), "record");
     solve(s, true);
     check(cudaEventRecord(stop, ctx.stream), "record");
@@ -672,7 +674,8 @@ template <class T>
 json latency_case(Context& ctx, int n, int items, int warmup) {
   using R = real_t<T>;
   const std::size_t nn = std::size_t(n) * n;
-  json out = {{"case", "latency"}, {"type", Traits<T>::name}, {"n", n}, {"items", items}};
+  json out = {{"case", "latency"}, {"type", Traits<T>::name}, {"n", n}, {"items", items},
+              {"reorthonormalise_every", ctx.reorthonormalise_every}};
   const int total = warmup + items;
   std::vector<T> inputs(nn * std::size_t(total));  // the same sequence for every path
   {
@@ -707,6 +710,7 @@ json latency_case(Context& ctx, int n, int items, int warmup) {
       eigstream::cuda::EvdItem<T> item;
       item.a = a.get(), item.lda = n, item.values = w.get(), item.vectors = v_out, item.ldv = n;
       if (k > 0) item.warm_start = v.get() + nn * std::size_t((k + 1) % 2), item.ldw = n;
+      item.reorthonormalise = k % ctx.reorthonormalise_every == 0;
       item.info = info.get(), item.n = n;
       const auto t0 = std::chrono::steady_clock::now();
       const auto ticket = solver.submit(item);
@@ -1072,28 +1076,29 @@ std::string markdown(const json& report) {
   }
   if (has("warm stream"))
     md << "\n## Warm stream (forgetting 0.95, each step warm-started from the last V; cuSOLVER recomputes cold)\n\n"
-       << "| type | n | batch | steps | eigstream matrices/s | mean sweeps | best cuSOLVER cold | matrices/s | speedup |\n"
-       << "| --- | --- | --- | --- | --- | --- | --- | --- | --- |\n";
+       << "| type | n | batch | steps | Newton-Schulz step every | eigstream matrices/s | mean sweeps | orthogonality, last step | best cuSOLVER cold | matrices/s | speedup |\n"
+       << "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |\n";
   for (const auto& c : report["cases"]) {
     if (c["case"] != "warm stream") continue;
     const std::string best = c["best_cusolver"];
     md << "| " << c["type"].get<std::string>() << " | " << c["n"] << " | " << c["count"] << " | " << c["steps"] << " | "
-       << fmt(c["eigstream"]["matrices_per_second"].get<double>(), 4) << " | "
-       << fmt(c["eigstream"]["mean_sweeps"].get<double>()) << " | " << best << " | "
+       << c["reorthonormalise_every"] << " | " << fmt(c["eigstream"]["matrices_per_second"].get<double>(), 4) << " | "
+       << fmt(c["eigstream"]["mean_sweeps"].get<double>()) << " | "
+       << fmt(c["eigstream"]["accuracy_last_step"]["orthogonality"].get<double>(), 2) << " | " << best << " | "
        << fmt(c["cusolver_cold"][best]["matrices_per_second"].get<double>(), 4) << " | "
        << fmt(c["speedup"].get<double>()) << "x |\n";
   }
   if (has("latency"))
     md << "\n## Latency (one matrix at a time, warm-started from the previous result; host submit to result on the host)\n\n"
-     << "| type | n | items | eigstream p50 / p99 us (block per item) | mean sweeps | orthogonality | p50 / p99 us (lanes of a warp per item) | cuSOLVER routine | p50 / p99 us | p99 ratio |\n"
-     << "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |\n";
+     << "| type | n | items | Newton-Schulz step every | eigstream p50 / p99 us (block per item) | mean sweeps | orthogonality | p50 / p99 us (lanes of a warp per item) | cuSOLVER routine | p50 / p99 us | p99 ratio |\n"
+     << "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |\n";
   for (const auto& c : report["cases"]) {
     if (c["case"] != "latency") continue;
     const auto& e = c["eigstream"]["latency"];
     const auto& t = c["eigstream_throughput_mapping"]["latency"];
     for (const auto& r : c["cusolver"])
       md << "| " << c["type"].get<std::string>() << " | " << c["n"] << " | " << c["items"] << " | "
-         << fmt(e["p50_us"].get<double>()) << " / " << fmt(e["p99_us"].get<double>()) << " | "
+         << c["reorthonormalise_every"] << " | " << fmt(e["p50_us"].get<double>()) << " / " << fmt(e["p99_us"].get<double>()) << " | "
          << fmt(c["eigstream"]["mean_sweeps"].get<double>()) << " | "
          << fmt(c["eigstream"]["accuracy"]["orthogonality"].get<double>(), 2) << " | "
          << fmt(t["p50_us"].get<double>()) << " / " << fmt(t["p99_us"].get<double>()) << " | "
@@ -1172,6 +1177,7 @@ int main(int argc, char** argv) {
   Context ctx{};
   ctx.repeat = 5;
   ctx.sample = 32;
+  ctx.reorthonormalise_every = 1;
   int steps = 20;
   app.add_option("--json", json_path, "write the results as JSON to this file");
   app.add_option("--markdown", md_path, "write the markdown table to this file");
@@ -1191,6 +1197,10 @@ int main(int argc, char** argv) {
   app.add_option("--repeat", ctx.repeat, "timed repeats per path (median reported)")->check(CLI::PositiveNumber);
   app.add_option("--sample", ctx.sample, "matrices per case checked for accuracy")->check(CLI::PositiveNumber);
   app.add_option("--steps", steps, "warm stream steps")->check(CLI::PositiveNumber);
+  app.add_option("--reorthonormalise-every", ctx.reorthonormalise_every,
+                 "EVD warm stream and latency cases: the Newton-Schulz step that keeps a chain of warm starts "
+                 "orthonormal on one link in this many (Options::reorthonormalise)")
+      ->check(CLI::PositiveNumber);
   CLI11_PARSE(app, argc, argv);
 
   try {

@@ -179,7 +179,7 @@ cudaError_t launch_evd_batched(const EvdBatchedArgs<T>& in, cudaStream_t stream)
   const Args<S> args{reinterpret_cast<const S*>(in.a), in.lda, in.stride_a, in.values, in.stride_values,
                      reinterpret_cast<S*>(in.vectors), in.ldv, in.stride_v,
                      reinterpret_cast<const S*>(in.warm_start), in.ldw, in.stride_w, in.info, in.n, in.count,
-                     R(in.tol), R(in.symmetry_tol), in.max_sweeps, in.sort};
+                     R(in.tol), R(in.symmetry_tol), in.max_sweeps, in.sort, in.reorthonormalise};
   if (in.n <= 4) return launch_small<S, 4>(args, stream);
   if (in.n <= 8) return launch_small<S, 8>(args, stream);
   if (in.n <= 16) return launch_small<S, 16>(args, stream);

@@ -282,7 +282,7 @@ __device__ SolveInfo solve_in_pairs(const Args<S>& args, index_t b, char* smem, 
   }
   g.sync();
   const S* v_out = A;
-  if (warm) {  // one Newton-Schulz step, V <- V (3I - V^H V) / 2 (jacobi_evd_solve.cuh), into Q
+  if (warm && args.reorthonormalise) {  // one Newton-Schulz step, V <- V (3I - V^H V) / 2 (jacobi_evd_solve.cuh), into Q
     S acc[4][4];
     tile_product<true>(A, kLdv, A, kLdv, ti, tj, acc);  // V^H V
 #pragma unroll

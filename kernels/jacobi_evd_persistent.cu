@@ -372,7 +372,7 @@ __global__ void __launch_bounds__(kBlockThreads<typename DeviceScalar<T>::type, 
       if (in_v0) stage_in<THREADS>(v0, in_v0, it.ldw, n, lane);
       g.sync();
       const Args<S> one{a, n, 0, w, 0, v, n, 0, in_v0 ? v0 : nullptr, n, 0, it.info, n, 1,
-                        R(args.tol), R(args.symmetry_tol), args.max_sweeps, args.sort};
+                        R(args.tol), R(args.symmetry_tol), args.max_sweeps, args.sort, it.reorthonormalise};
       const SolveInfo info = solve_item<S, NMAX, BLOCK_PER_ITEM>(one, lane, g.mask, work);
       g.sync();
       for (int i = lane; i < n; i += THREADS) it.values[i] = w[i];

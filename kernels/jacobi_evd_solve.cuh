@@ -15,7 +15,9 @@
 // Rotations below tol * ||A||_F / n are skipped. Warm start: B = V0^H A V0 formed on chip, sweeps on
 // B, V = V0 J, then one Newton-Schulz step V <- V (3I - V^H V) / 2, which takes V^H V - I = E to
 // O(E^2): V0 J is only as orthonormal as V0, so without it a chain of warm starts (each V the next
-// V0) drifts from orthonormality by about n * eps per link. A cold V = J needs only unit columns.
+// V0) drifts from orthonormality by about n * eps per link. A cold V = J needs only unit columns, as
+// does a warm one whose caller skips the step (Args::reorthonormalise false, on the links of a chain
+// between two that take it).
 //
 // solve_in_shared's step: both sides at once, in 2 x 2 blocks, by work items of three kinds, each
 // kind in whole warps of its own (StepItems). With m players (n, or n + 1 and a zero dummy row and
@@ -74,6 +76,7 @@ struct Args {
   real_of<S> tol, symmetry_tol;
   int max_sweeps;
   Sort sort;
+  bool reorthonormalise;  // with a warm start: the closing Newton-Schulz step (Options::reorthonormalise)
 };
 
 constexpr std::size_t align16(std::size_t x) { return (x + 15) / 16 * 16; }
@@ -425,7 +428,7 @@ __device__ SolveInfo solve_in_shared(const Args<S>& args, index_t b, char* smem,
   for (int i = lane; i < n; i += THREADS) w[i] = scalbn(re(cur[i + i * ld]), -exponent);
   g.sync();
   S* v_out = V;
-  if (warm) {  // V0 J is only as orthonormal as V0: one Newton-Schulz step (file comment)
+  if (warm && args.reorthonormalise) {  // V0 J is only as orthonormal as V0: one Newton-Schulz step (file comment)
     for (int idx = lane; idx < n * n; idx += THREADS) {  // next = V^H V
       const int i = idx % n, j = idx / n;
       S sum = zero;
@@ -574,7 +577,7 @@ __device__ __forceinline__ SolveInfo solve_in_registers(const Args<S>& args, ind
 
   // The eigenvalue of the row, taken before A's registers are freed for the Newton-Schulz step.
   const R mine = scalbn(m.d, -exponent);
-  if (v0) {  // one Newton-Schulz step, as solve_in_shared: V <- V (3I - V^H V) / 2, in A's registers
+  if (v0 && args.reorthonormalise) {  // one Newton-Schulz step, as solve_in_shared: V <- V (3I - V^H V) / 2, in A's registers
     S* p = warm_buffer;
 #pragma unroll
     for (int j = 0; j < NMAX; ++j) p[lane * kLd + j] = m.v[j], m.a[j] = zero;

@@ -71,6 +71,7 @@ struct Args {
   Sort sort;
   int team;
   Layout layout;
+  bool reorthonormalise;  // with a warm start: the closing Newton-Schulz step on W (Options::reorthonormalise)
 };
 
 template <class R>
@@ -259,7 +260,7 @@ __device__ void solve(const Args<S>& args, index_t b, char* smem, int lane) {
   g.sync();
   if (args.short_out) {
     S* out = args.short_out + b * args.stride_short;
-    if (args.warm) {
+    if (args.warm && args.reorthonormalise) {
       // W0 J is only as orthonormal as W0: one Newton-Schulz step, W (3I - W^H W) / 2, column by
       // column (coef holds column j of W^H W), so that each result can be the next warm start
       // without the chain drifting from orthonormality.
@@ -483,6 +484,7 @@ cudaError_t launch_svd_batched(const SvdBatchedArgs<T>& in, cudaStream_t stream)
   }
   args.info = in.info, args.count = in.count;
   args.tol = R(in.tol), args.max_sweeps = in.max_sweeps, args.sort = in.sort;
+  args.reorthonormalise = in.reorthonormalise;
   args.team = plan.team, args.layout = plan.layout;
   if (plan.groups == 4) return launch<S, 32, 4>(args, stream);
   if (plan.threads == 128) return launch<S, 128, 1>(args, stream);

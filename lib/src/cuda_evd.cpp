@@ -65,6 +65,7 @@ void evd_batched(BatchView<const T> a, VectorBatchView<real_t<T>> values, BatchV
   args.symmetry_tol = eigstream::detail::symmetry_tolerance<T>(options);
   args.max_sweeps = options.max_sweeps;
   args.sort = options.sort;
+  args.reorthonormalise = options.reorthonormalise;
   eigstream::detail::check_cuda(kernels::launch_evd_batched(args, stream), "cuda::evd_batched: kernel launch");
 }
 

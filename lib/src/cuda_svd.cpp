@@ -74,6 +74,7 @@ void svd_batched(BatchView<const T> a, VectorBatchView<real_t<T>> s, BatchView<T
   args.tol = eigstream::detail::tolerance<T>(options, true, std::max(m, n));
   args.max_sweeps = options.max_sweeps;
   args.sort = options.sort;
+  args.reorthonormalise = options.reorthonormalise;
   eigstream::detail::check_cuda(kernels::launch_svd_batched(args, stream), "cuda::svd_batched: kernel launch");
 }
 

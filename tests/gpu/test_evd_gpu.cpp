@@ -100,20 +100,25 @@ TEMPLATE_TEST_CASE("gpu evd: warm start from a 1% perturbed matrix takes <= 3 sw
 
 // Each result is the next warm start, as in a stream: V0 J is only as orthonormal as V0, so without
 // the kernel's re-orthonormalisation the error grows with every link (it reached 1.7e-4 over 10000
-// float links at n = 32 before the kernel had it). Both thread mappings: registers (n <= 32) and shared.
+// float links at n = 32 before the kernel had it). With the Newton-Schulz step on every link, and on
+// one link in 8 only (Options::reorthonormalise), the chain then ending 7 links after its last step.
+// All three solves: registers (n = 16 float), shared (warm complex float, float 32) and pairs (48).
 TEMPLATE_TEST_CASE("gpu evd: a chain of 3000 warm starts stays orthonormal and accurate", "[gpu]", float,
                    std::complex<float>) {
   using T = TestType;
   const index_t n = GENERATE(16, 32, 48);
+  const int period = GENERATE(1, 8);
   Matrix<T> a = evd_case<T>(EvdCase::covariance, n, 70);
   EvdResult<T> r = run_evd(a, gpu_options());
-  for (int link = 1; link <= 3000; ++link) {
+  for (int link = 1; link <= 3000 + period - 1; ++link) {
     a = perturb_hermitian(a, 1e-3, true, 7000 + std::uint64_t(link));
     const Matrix<T> v0 = r.v;
-    r = run_evd(a, gpu_options(), &v0);
+    Options options = gpu_options();
+    options.reorthonormalise = link % period == 0;
+    r = run_evd(a, options, &v0);
     REQUIRE(r.info.converged);
   }
-  INFO(type_name<T>() << " n = " << n);
+  INFO(type_name<T>() << " n = " << n << ", a Newton-Schulz step every " << period << " links");
   check_evd(a, r.w, &r.v, reference_eigenvalues(a), eigstream::Sort::descending, "gpu evd warm chain");
 }
 

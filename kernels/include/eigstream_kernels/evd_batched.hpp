@@ -30,6 +30,7 @@ struct EvdBatchedArgs {
   double symmetry_tol = 0;  // ||A - A^H||_F <= symmetry_tol * ||A||_F
   int max_sweeps = 0;
   Sort sort = Sort::descending;
+  bool reorthonormalise = true;  // with a warm start: the closing Newton-Schulz step (Options::reorthonormalise)
 };
 
 template <class T>

@@ -41,6 +41,7 @@ struct SvdBatchedArgs {
   double tol = 0;  // every pair: |gamma| <= tol * sqrt(alpha * beta)
   int max_sweeps = 0;
   Sort sort = Sort::descending;
+  bool reorthonormalise = true;  // with a warm start: the closing Newton-Schulz step (Options::reorthonormalise)
 };
 
 // Bytes of device workspace the launch needs for these sizes and outputs on the current device

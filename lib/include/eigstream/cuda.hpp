@@ -75,8 +75,9 @@ void evd_batched(BatchView<const T> a, VectorBatchView<real_t<T>> values, BatchV
 // The warm start must be orthonormal (it is not checked on the GPU); a warm-started V gets one
 // Newton-Schulz step, V (3I - V^H V) / 2, so that each result can be the next warm start without the
 // chain drifting from orthonormality (it cost 13-17% of warm-stream throughput at n = 32 on an H100,
-// bench/results/2026-11-22-h100-persistent-block.md). Errors of the launch throw
-// Error(cuda); faults during the kernel surface at the caller's next synchronisation.
+// bench/results/2026-11-22-h100-persistent-block.md); Options::reorthonormalise = false skips it, for
+// the links of a chain between two that take it. Errors of the launch throw Error(cuda); faults
+// during the kernel surface at the caller's next synchronisation.
 template <class A>
 void evd_batched(BatchView<A> a, VectorBatchView<real_t<A>> values, BatchView<std::remove_const_t<A>> vectors,
                  SolveInfo* info, const Options& options, cudaStream_t stream,
@@ -90,7 +91,8 @@ void evd_batched(BatchView<A> a, VectorBatchView<real_t<A>> values, BatchView<st
 // options are checked here (Error invalid_argument, also when a needed workspace is missing); a
 // matrix with a NaN/Inf entry gets info.invalid_input and NaN outputs, the others are solved. The
 // warm start must be orthonormal (it is not checked on the GPU); the warm-started side's vectors get
-// one Newton-Schulz step, as evd_batched's, so a chain of warm starts does not drift. The kernel
+// one Newton-Schulz step, as evd_batched's, so a chain of warm starts does not drift (unless
+// Options::reorthonormalise is false). The kernel
 // always uses the round-robin ordering. Errors of the launch throw Error(cuda).
 template <class A>
 void svd_batched(BatchView<A> a, VectorBatchView<real_t<A>> s, BatchView<std::remove_const_t<A>> u,

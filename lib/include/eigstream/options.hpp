@@ -34,6 +34,14 @@ struct Options {
   // fills its outputs with NaN and solves the others.
   bool flag_invalid = false;
   bool throw_on_not_converged = false;
+  // GPU kernels, with a warm start: true ends each solve with one Newton-Schulz step on the result,
+  // V (3I - V^H V) / 2 (W for the SVD's warm-started side), so that it can be the next warm start
+  // without a chain of warm starts drifting from orthonormality. false leaves V = V0 J with unit
+  // columns, about n eps further from orthonormal than V0 (a float chain at n = 32 drifted to 1.7e-4
+  // over 10000 links with no step), and saves the step's two n^3 products: a stream can take the
+  // step on one link in a few. The CPU solvers orthonormalise the warm start as they read it and
+  // ignore this.
+  bool reorthonormalise = true;
 };
 
 struct SolveInfo {

@@ -38,6 +38,8 @@ struct EvdItem {
   index_t ldw = 0;
   SolveInfo* info = nullptr;      // this item's status: sweeps, off-norm, converged, invalid input
   int n = 0;
+  bool reorthonormalise = true;   // with a warm start: end with one Newton-Schulz step on the vectors
+                                  // (Options::reorthonormalise)
 };
 
 namespace detail {
