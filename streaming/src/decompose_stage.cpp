@@ -42,6 +42,7 @@ DecomposeStage::DecomposeStage(std::string name, DecomposeStageConfig config)
   config_.options.sort = Sort::descending;
   config_.options.flag_invalid = true;
   config_.options.throw_on_not_converged = false;
+  config_.options.reorthonormalise = true;  // every warm-started result (the persistent items' default too)
 }
 
 DecomposeStage::~DecomposeStage() = default;

@@ -98,10 +98,11 @@ TEMPLATE_TEST_CASE("gpu evd: warm start from a 1% perturbed matrix takes <= 3 sw
   check_evd(a2, warm.w, &warm.v, reference_eigenvalues(a2), eigstream::Sort::descending, "gpu evd warm");
 }
 
-// Each result is the next warm start, as in a stream: V0 J is only as orthonormal as V0, so without
-// the kernel's re-orthonormalisation the error grows with every link (it reached 1.7e-4 over 10000
-// float links at n = 32 before the kernel had it). With the Newton-Schulz step on every link, and on
-// one link in 8 only (Options::reorthonormalise), the chain then ending 7 links after its last step.
+// Each result is the next warm start, as in a stream, through the host-memory interface, which
+// orthonormalises each V0 on the CPU as it reads it: so this checks the accuracy of a long chain, with
+// the kernel's Newton-Schulz step on every link and on one link in 8 only (Options::reorthonormalise;
+// the chain then ends 7 links after its last step), not the drift the step prevents on the device
+// (eigbench's latency case chains 10000 items on the device: 2026-11-25-h100-reorthonormalise-every.md).
 // All three solves: registers (n = 16 float), shared (warm complex float, float 32) and pairs (48).
 TEMPLATE_TEST_CASE("gpu evd: a chain of 3000 warm starts stays orthonormal and accurate", "[gpu]", float,
                    std::complex<float>) {

@@ -39,8 +39,9 @@ struct Options {
   // without a chain of warm starts drifting from orthonormality. false leaves V = V0 J with unit
   // columns, about n eps further from orthonormal than V0 (a float chain at n = 32 drifted to 1.7e-4
   // over 10000 links with no step), and saves the step's two n^3 products: a stream can take the
-  // step on one link in a few. The CPU solvers orthonormalise the warm start as they read it and
-  // ignore this.
+  // step on one link in a few. The CPU solvers, and the GPU kernels called with host memory
+  // (eigstream::evd and evd_batched with Backend::cuda), orthonormalise the warm start on the CPU as
+  // they read it: there this only saves the kernel's step.
   bool reorthonormalise = true;
 };
 

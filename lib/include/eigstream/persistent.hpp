@@ -59,7 +59,8 @@ struct PersistentOptions {
   // > 0: park (end the kernel) after this many microseconds without a new item; the next submit
   // launches it again. 0: resident until shutdown, as device_queue() needs (see the top of this file).
   int park_after_us = 1000;
-  Options solve;                  // tol, max_sweeps, sort, symmetry_tol (always two-sided)
+  Options solve;                  // tol, max_sweeps, sort, symmetry_tol (always two-sided); each
+                                  // item's own reorthonormalise, not this one's, is used
 };
 
 enum class SubmitMode { wait, fail };        // what submit does when the ring is full
