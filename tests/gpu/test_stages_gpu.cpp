@@ -228,15 +228,29 @@ TEST_CASE("gpu stages: eigenvectors stay orthonormal over 100000 warm-started up
   CHECK(worst_last <= bound);
 }
 
+// The source add_source(pipeline) adds -> a covariance stage of config cc -> the items; the backend
+// the stage used into *used.
+template <class AddSource>
+std::vector<es::CovarianceItem> run_covariance_stage(AddSource&& add_source, const es::CovarianceStageConfig& cc,
+                                                     eigstream::Backend* used) {
+  es::Pipeline pipeline;
+  auto& source = add_source(pipeline);
+  auto& stage = pipeline.add<es::CovarianceStage>("covariance", cc);
+  std::vector<es::CovarianceItem> out;
+  auto& sink = pipeline.add<es::CallbackSink<es::CovarianceItem>>("sink", [&](const es::CovarianceItem& item) { out.push_back(item); });
+  pipeline.connect(source, stage);
+  pipeline.connect(stage, sink);
+  pipeline.start();
+  pipeline.wait();
+  *used = stage.backend();
+  return out;
+}
+
 // source -> covariance (the backend asked for) -> the items.
 std::vector<es::CovarianceItem> covariances(const std::vector<sample_t>& samples, std::size_t channels, std::size_t block,
                                             eigstream::Backend backend, eigstream::Backend* used, std::size_t hop = 1,
                                             eigstream::index_t window = 0,
                                             std::size_t in_flight = es::CovarianceStageConfig{}.gpu_blocks_in_flight) {
-  es::Pipeline pipeline;
-  auto& source = pipeline.add<es::ReaderSource>(
-      "source", std::make_unique<es::MemoryReader>(samples.data(), samples.size() / channels, channels),
-      es::ReaderSourceOptions{block});
   es::CovarianceStageConfig cc;
   cc.covariance.channels = index_t(channels);
   cc.covariance.lambda = 0.95;
@@ -248,15 +262,13 @@ std::vector<es::CovarianceItem> covariances(const std::vector<sample_t>& samples
     cc.covariance.mode = eigstream::CovarianceConfig::Mode::sliding_window;
     cc.covariance.window = window;
   }
-  auto& stage = pipeline.add<es::CovarianceStage>("covariance", cc);
-  std::vector<es::CovarianceItem> out;
-  auto& sink = pipeline.add<es::CallbackSink<es::CovarianceItem>>("sink", [&](const es::CovarianceItem& item) { out.push_back(item); });
-  pipeline.connect(source, stage);
-  pipeline.connect(stage, sink);
-  pipeline.start();
-  pipeline.wait();
-  *used = stage.backend();
-  return out;
+  return run_covariance_stage(
+      [&](es::Pipeline& pipeline) -> auto& {
+        return pipeline.add<es::ReaderSource>(
+            "source", std::make_unique<es::MemoryReader>(samples.data(), samples.size() / channels, channels),
+            es::ReaderSourceOptions{block});
+      },
+      cc, used);
 }
 
 // Blocks of 300 snapshots: three chunks of the GPU's product, the last padded with zeros; the last
@@ -331,20 +343,14 @@ TEST_CASE("gpu stages: the cuBLAS covariance equals the CPU's as the block lengt
   for (const std::size_t length : sizes) total += length;
   const auto samples = array_samples(n, total, 14);
   const auto run = [&](eigstream::Backend backend) {
-    es::Pipeline pipeline;
-    auto& source = pipeline.add<SizedBlockSource>(samples, n, sizes);
     es::CovarianceStageConfig cc;
     cc.covariance.channels = index_t(n);
     cc.covariance.lambda = 0.9;
     cc.backend = backend;
-    auto& stage = pipeline.add<es::CovarianceStage>("covariance", cc);
-    std::vector<es::CovarianceItem> out;
-    auto& sink = pipeline.add<es::CallbackSink<es::CovarianceItem>>("sink", [&](const es::CovarianceItem& item) { out.push_back(item); });
-    pipeline.connect(source, stage);
-    pipeline.connect(stage, sink);
-    pipeline.start();
-    pipeline.wait();
-    CHECK(stage.backend() == backend);
+    eigstream::Backend used = eigstream::Backend::automatic;
+    auto out = run_covariance_stage(
+        [&](es::Pipeline& pipeline) -> auto& { return pipeline.add<SizedBlockSource>(samples, n, sizes); }, cc, &used);
+    CHECK(used == backend);
     return out;
   };
   const auto cpu = run(eigstream::Backend::cpu);
