@@ -86,7 +86,7 @@ TEMPLATE_TEST_CASE("gpu evd: agrees with the CPU solver", "[gpu]", float, std::c
 TEMPLATE_TEST_CASE("gpu evd: warm start from a 1% perturbed matrix takes <= 3 sweeps (4 in double)", "[gpu]", float, double,
                    std::complex<float>, std::complex<double>) {
   using T = TestType;
-  const index_t n = GENERATE(8, 16, 32, 64);
+  const index_t n = GENERATE(8, 16, 17, 31, 32, 63, 64);  // odd n: the products' last columns and the dummy player
   const Matrix<T> a = evd_case<T>(EvdCase::covariance, n, 11);
   const Matrix<T> a2 = perturb_hermitian(a, 0.01, true, 12);
   const EvdResult<T> cold = run_evd(a, gpu_options());
