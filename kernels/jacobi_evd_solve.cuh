@@ -87,25 +87,43 @@ constexpr int whole_warps(int threads) { return (threads + 31) / 32 * 32; }
 constexpr int shared_v_threads(int nmax) { return whole_warps(nmax / 2 * ((nmax / 2 + 1) / 2)); }
 constexpr int shared_block_threads(int nmax) { return whole_warps(nmax / 2 * (nmax / 2 - 1) / 2); }
 constexpr int shared_threads(int nmax) { return shared_v_threads(nmax) + shared_block_threads(nmax) + 32; }
+// Whether the V items (StepItems) cover every pair for every even number of players m <= nmax.
+constexpr bool v_items_cover(int nmax) {
+  for (int m = 2; m <= nmax; m += 2)
+    if (shared_v_threads(nmax) / m * 4 < m / 2) return false;
+  return true;
+}
 
-// solve_in_shared's shared memory: three NMAX x (NMAX + 1) matrices (A, its second buffer, V), and
-// small buffers: two steps' rotations, the eigenvalues, their order, and the group's reduction scratch.
+// The leading dimension of A and its second buffer in solve_in_shared: the step's blocks read and
+// write entries whose rows and columns are both spread over the players, and a bank-conflict model
+// of the step (every warp's accesses, every step of a sweep) found NMAX + 6 the best compromise over
+// n and the entry sizes: 39% fewer shared-memory wavefronts than m + 1 for complex float at n = 32,
+// 54% fewer for float (bench/results/2026-11-25-h100-step-banks.md). V keeps m + 1 (odd): its
+// products read it along rows.
+template <int NMAX>
+inline constexpr int kSharedLda = NMAX + 6;
+
+// solve_in_shared's shared memory: two NMAX x kSharedLda matrices (A and its second buffer) and an
+// NMAX x (NMAX + 1) one (V), and small buffers: two steps' rotations, a sweep's pairs, the
+// eigenvalues, their order, and the group's reduction scratch.
 template <class S, int NMAX>
 struct GroupLayout {
-  static constexpr std::size_t matrix = align16(sizeof(S) * NMAX * (NMAX + 1));
+  static constexpr std::size_t matrix_a = align16(sizeof(S) * NMAX * kSharedLda<NMAX>);
+  static constexpr std::size_t matrix_v = align16(sizeof(S) * NMAX * (NMAX + 1));
   static constexpr std::size_t rotations = align16(sizeof(Rot<S>) * NMAX);
+  static constexpr std::size_t schedule = align16(sizeof(int2) * (NMAX - 1) * (NMAX / 2));
   static constexpr std::size_t values = align16(sizeof(real_of<S>) * NMAX);
   static constexpr std::size_t order = align16(sizeof(int) * NMAX);
   static constexpr std::size_t scratch = align16(sizeof(double) * 32);
-  static constexpr std::size_t bytes = 3 * matrix + rotations + values + order + scratch;
+  static constexpr std::size_t bytes = 2 * matrix_a + matrix_v + rotations + schedule + values + order + scratch;
 };
 
-// Copies the n x n matrix `a` (leading dimension lda) to `a_to` and, unless v0 is null, v0 to `v_to`
-// (both shared memory, leading dimension ld), with every load of a thread issued before its first
-// store, so that the loads are in flight together.
+// Copies the n x n matrix `a` (leading dimension lda) to `a_to` (shared memory, leading dimension
+// lda_to) and, unless v0 is null, v0 to `v_to` (leading dimension ldv_to), with every load of a
+// thread issued before its first store, so that the loads are in flight together.
 template <class S, int NMAX, int THREADS>
-__device__ __forceinline__ void stage_inputs(const S* a, index_t lda, S* a_to, const S* v0, index_t ldv0, S* v_to,
-                                             int ld, int n, int lane) {
+__device__ __forceinline__ void stage_inputs(const S* a, index_t lda, S* a_to, int lda_to, const S* v0, index_t ldv0,
+                                             S* v_to, int ldv_to, int n, int lane) {
   constexpr int kPerThread = (NMAX * NMAX + THREADS - 1) / THREADS;
   S x[kPerThread], y[kPerThread];
 #pragma unroll
@@ -119,8 +137,8 @@ __device__ __forceinline__ void stage_inputs(const S* a, index_t lda, S* a_to, c
   for (int r = 0; r < kPerThread; ++r) {
     const int idx = lane + r * THREADS, i = idx % n, j = idx / n;
     if (idx >= n * n) continue;
-    a_to[i + j * ld] = x[r];
-    if (v0) v_to[i + j * ld] = y[r];
+    a_to[i + j * lda_to] = x[r];
+    if (v0) v_to[i + j * ldv_to] = y[r];
   }
 }
 
@@ -187,10 +205,11 @@ __device__ SolveInfo write_results(const Args<S>& args, index_t b, const real_of
   return info;
 }
 
-// A thread's work item in every step of solve_in_shared, for P pairs (P = m / 2) and Q = (P + 1) / 2,
-// by its warp's kind (shared_threads):
-//  - V: thread t < P Q of the first warps rotates rows r, r + Q, r + 2Q, r + 3Q (those < m) of pair
-//    k's two columns, k = t / Q, r = t % Q (Q: v_row_stride);
+// A thread's work item in every step of solve_in_shared, for P pairs (P = m / 2), by its warp's kind
+// (shared_threads):
+//  - V: thread t of the first warps rotates row t % m of the columns of pairs k, k + G, k + 2G and
+//    k + 3G (those < P), k = t / m < min(P, G), G = shared_v_threads / m: the lanes of a warp take
+//    consecutive rows of the same columns, which fall in distinct banks whatever the players;
 //  - blocks: thread t < P (P - 1) / 2 of the next warps takes the block (k, l), k < l, in row-major
 //    order, with the next step's rotations whose off-diagonal entry it holds
 //    (detail::next_pairs_in_block);
@@ -199,18 +218,18 @@ __device__ SolveInfo write_results(const Args<S>& args, index_t b, const real_of
 struct StepItems {
   enum Kind { none, v_rows, block, diagonal };
   Kind kind = none;
-  int k = 0, l = 0;  // the item's pairs: V's pair k, A's block (k, l) or pair k's diagonal block
-  int row = 0;       // V's first row
+  static constexpr int kVPairs = 4;  // pairs of a V item
+  int k = 0, l = 0;  // the item's pairs: V's first pair k, A's block (k, l) or pair k's diagonal block
+  int row = 0;       // V's row
+  int pair_stride = 0;  // G, the distance between a V item's pairs
   int owned = 0;
   detail::NextPair own[2];
 
-  // Q, the distance between a V item's rows, and the number of V items a pair has.
-  static __device__ int v_row_stride(int half) { return (half + 1) / 2; }
-
-  __device__ StepItems(int t, int half, int v_threads, int block_threads) {
+  __device__ StepItems(int t, int m, int v_threads, int block_threads) {
+    const int half = m / 2;
     if (t < v_threads) {
-      const int stride = v_row_stride(half);
-      if (t < half * stride) kind = v_rows, k = t / stride, row = t % stride;
+      pair_stride = v_threads / m;
+      if (t < pair_stride * m && t / m < half) kind = v_rows, k = t / m, row = t % m;
       return;
     }
     t -= v_threads;
@@ -226,28 +245,28 @@ struct StepItems {
   }
 };
 
-// The n x n product op(X) Y (n <= NMAX) of two matrices in shared memory (leading dimension ld),
-// op(X) = X^H when CONJ_X, else X, by the THREADS threads of solve_in_shared: entry (i, j) goes to
+// The n x n product op(X) Y (n <= NMAX) of two matrices in shared memory (leading dimensions ldx
+// and ldy), op(X) = X^H when CONJ_X, else X, by the THREADS threads of solve_in_shared: entry (i, j) goes to
 // store(i, j, value). The threads fall into groups of NMAX; lane i of a group takes row i of the
 // result and the group a run of kCols columns. So a thread reads row i of op(X) once for kCols
 // entries, and the entries of Y it reads are the same across its group (a broadcast): half the
 // shared-memory traffic, and a third fewer instructions, of an entry per thread, which the products
 // were bound by. Each entry is summed over k in order, as an entry per thread would be.
 template <bool CONJ_X, int NMAX, int THREADS, class S, class Store>
-__device__ __forceinline__ void group_product(const S* X, const S* Y, int ld, int n, int lane, Store store) {
+__device__ __forceinline__ void group_product(const S* X, int ldx, const S* Y, int ldy, int n, int lane, Store store) {
   constexpr int kGroups = THREADS / NMAX;
   constexpr int kCols = (NMAX + kGroups - 1) / kGroups;
   const int i = lane % NMAX, first = lane / NMAX * kCols;
   if (lane >= kGroups * NMAX || i >= n || first >= n) return;
   const S* y[kCols];  // column first + c of Y; past the last, the last (read, never stored)
 #pragma unroll
-  for (int c = 0; c < kCols; ++c) y[c] = Y + min(first + c, n - 1) * ld;
+  for (int c = 0; c < kCols; ++c) y[c] = Y + min(first + c, n - 1) * ldy;
   S acc[kCols];
 #pragma unroll
   for (int c = 0; c < kCols; ++c) acc[c] = from_real<S>(real_of<S>(0));
 #pragma unroll 2
   for (int k = 0; k < n; ++k) {
-    const S x = load_vec(CONJ_X ? &X[k + i * ld] : &X[i + k * ld]);
+    const S x = load_vec(CONJ_X ? &X[k + i * ldx] : &X[i + k * ldx]);
 #pragma unroll
     for (int c = 0; c < kCols; ++c) acc[c] += CONJ_X ? conj_mul(x, load_vec(&y[c][k])) : x * load_vec(&y[c][k]);
   }
@@ -276,27 +295,29 @@ __device__ SolveInfo solve_in_shared(const Args<S>& args, index_t b, char* smem,
   const bool want_v = warm || args.vectors != nullptr;
   char* p = smem;
   S* A = reinterpret_cast<S*>(p);
-  S* N = reinterpret_cast<S*>(p += Layout::matrix);  // A's second buffer; A V0 before the sweeps
-  S* V = reinterpret_cast<S*>(p += Layout::matrix);
-  Rot<S>* rot = reinterpret_cast<Rot<S>*>(p += Layout::matrix);  // P of this step's, P of the next's
-  R* w = reinterpret_cast<R*>(p += Layout::rotations);
+  S* N = reinterpret_cast<S*>(p += Layout::matrix_a);  // A's second buffer; A V0 before the sweeps
+  S* V = reinterpret_cast<S*>(p += Layout::matrix_a);
+  Rot<S>* rot = reinterpret_cast<Rot<S>*>(p += Layout::matrix_v);  // P of this step's, P of the next's
+  int2* schedule = reinterpret_cast<int2*>(p += Layout::rotations);  // pair k of step t: its players, lower first, at t P + k
+  R* w = reinterpret_cast<R*>(p += Layout::schedule);
   int* rank = reinterpret_cast<int*>(p += Layout::values);
   double* scratch = reinterpret_cast<double*>(p += Layout::order);
   const ThreadGroup<THREADS> g{lane, scratch};
   const int n = args.n;
   const int m = detail::round_robin_players(n);
   const int half = m / 2;
-  const int ld = m + 1;
+  constexpr int lda = kSharedLda<NMAX>;  // A and N
+  const int ldv = m + 1;                  // V
   const S zero = from_real<S>(R(0));
   const S* a = args.a + b * args.stride_a;
 
   // The input into N, and the warm start into V, first, every load in flight together: the input is
   // read once instead of three times (2-3% more warm-batch throughput, H100, 2026-11-23).
   const S* v0 = warm ? args.warm_start + b * args.stride_w : nullptr;
-  stage_inputs<S, NMAX, THREADS>(a, args.lda, N, v0, args.ldw, V, ld, n, lane);
+  stage_inputs<S, NMAX, THREADS>(a, args.lda, N, lda, v0, args.ldw, V, ldv, n, lane);
   g.sync();
   int exponent = 0;
-  if (!scan_input(N, n, n, index_t(ld), g, lane, exponent)) return write_invalid(args, b, lane, THREADS);
+  if (!scan_input(N, n, n, index_t(lda), g, lane, exponent)) return write_invalid(args, b, lane, THREADS);
 
   // Pass 2: the scaled lower triangle into A in full Hermitian storage; Hermitian defect and norm.
   // The dummy row and column of odd n are zero (in V too: V's dummy column is never rotated).
@@ -304,31 +325,31 @@ __device__ SolveInfo solve_in_shared(const Args<S>& args, index_t b, char* smem,
   for (int idx = lane; idx < m * m; idx += THREADS) {
     const int i = idx % m, j = idx / m;
     if (i == n || j == n) {
-      A[i + j * ld] = zero;
-      V[i + j * ld] = zero;
+      A[i + j * lda] = zero;
+      V[i + j * ldv] = zero;
       continue;
     }
-    const S x = scale2(N[i + j * ld], exponent);
-    const S xt = scale2(N[j + i * ld], exponent);
+    const S x = scale2(N[i + j * lda], exponent);
+    const S xt = scale2(N[j + i * lda], exponent);
     defect2 += abs2(x - conj(xt));
     norm2 += abs2(x);
-    A[i + j * ld] = i > j ? x : i == j ? from_real<S>(re(x)) : conj(xt);
+    A[i + j * lda] = i > j ? x : i == j ? from_real<S>(re(x)) : conj(xt);
   }
   defect2 = g.sum(defect2);
   norm2 = g.sum(norm2);
   if (!(sqrt(defect2) <= args.symmetry_tol * sqrt(norm2))) return write_invalid(args, b, lane, THREADS);
 
   if (warm) {  // V holds V0 (staged above); the barriers of g.sum have ordered pass 2 before this
-    group_product<false, NMAX, THREADS>(A, V, ld, n, lane, [&](int i, int j, S x) { N[i + j * ld] = x; });  // N = A V0
+    group_product<false, NMAX, THREADS>(A, lda, V, ldv, n, lane, [&](int i, int j, S x) { N[i + j * lda] = x; });  // N = A V0
     g.sync();
-    group_product<true, NMAX, THREADS>(V, N, ld, n, lane, [&](int i, int j, S x) {  // A = V0^H N, exactly Hermitian
-      if (i > j) A[i + j * ld] = x, A[j + i * ld] = conj(x);  // the lower triangle mirrored
-      if (i == j) A[i + i * ld] = from_real<S>(re(x));
+    group_product<true, NMAX, THREADS>(V, ldv, N, lda, n, lane, [&](int i, int j, S x) {  // A = V0^H N, exactly Hermitian
+      if (i > j) A[i + j * lda] = x, A[j + i * lda] = conj(x);  // the lower triangle mirrored
+      if (i == j) A[i + i * lda] = from_real<S>(re(x));
     });
   } else if (want_v) {
     for (int idx = lane; idx < n * n; idx += THREADS) {
       const int i = idx % n, j = idx / n;
-      V[i + j * ld] = from_real<S>(R(i == j ? 1 : 0));
+      V[i + j * ldv] = from_real<S>(R(i == j ? 1 : 0));
     }
   }
   g.sync();
@@ -340,13 +361,18 @@ __device__ SolveInfo solve_in_shared(const Args<S>& args, index_t b, char* smem,
   S* next = N;
   Rot<S>* rot_cur = rot;  // the step's rotations; its items write the next step's into rot_next
   Rot<S>* rot_next = rot + half;
-  const StepItems items(lane, half, shared_v_threads(NMAX), shared_block_threads(NMAX));
+  static_assert(v_items_cover(NMAX), "too few V items");
+  const StepItems items(lane, m, shared_v_threads(NMAX), shared_block_threads(NMAX));
   // The players of the item's pairs k and l, in their first seats (k, l) and second (m - 1 - k, ...).
   int k_first = detail::round_robin_player(items.k, 0, m), k_second = detail::round_robin_player(m - 1 - items.k, 0, m);
   int l_first = detail::round_robin_player(items.l, 0, m), l_second = detail::round_robin_player(m - 1 - items.l, 0, m);
   if (lane < half) {
     const detail::Pair pr = detail::round_robin_pair(lane, 0, m);
-    store_rotation(&rot_cur[lane], pair_rotation(cur, ld, pr.p, pr.q, negligible2));
+    store_rotation(&rot_cur[lane], pair_rotation(cur, lda, pr.p, pr.q, negligible2));
+  }
+  for (int idx = lane; idx < (m - 1) * half; idx += THREADS) {  // the V items read their pairs' players here
+    const detail::Pair pr = detail::round_robin_pair(idx % half, idx / half, m);
+    schedule[idx] = make_int2(pr.p, pr.q);
   }
   int sweeps = 0;
   R off = 0;
@@ -355,7 +381,7 @@ __device__ SolveInfo solve_in_shared(const Args<S>& args, index_t b, char* smem,
     R off2 = 0;
     for (int idx = lane; idx < n * n; idx += THREADS) {
       const int i = idx % n, j = idx / n;
-      if (i != j) off2 += abs2(cur[i + j * ld]);
+      if (i != j) off2 += abs2(cur[i + j * lda]);
     }
     return sqrt(g.sum(off2));
   };
@@ -366,41 +392,43 @@ __device__ SolveInfo solve_in_shared(const Args<S>& args, index_t b, char* smem,
     const bool test_steps = mid_sweep_tests && off <= R(kLastSweepsOff) * target;
     for (int step = 0; step < m - 1; ++step) {
       const int x = min(k_first, k_second), y = max(k_first, k_second);  // pair k, and pair l below
-      if (items.kind == StepItems::v_rows) {  // V <- V J_k on four rows of pair k's columns
-        const Rot<S> r = rot_cur[items.k];
-        if (r.active) {
-          S* const vx = V + x * ld;
-          S* const vy = V + y * ld;
-          const int stride = StepItems::v_row_stride(half);
-          S u[4], w[4];
+      if (items.kind == StepItems::v_rows) {  // V <- V J_k on one row of each of the item's pairs' columns
 #pragma unroll
-          for (int i = 0; i < 4; ++i) {  // all loads first; a row past the last reads row m - 1, unused
-            const int row = min(items.row + i * stride, m - 1);
-            u[i] = load_vec(&vx[row]), w[i] = load_vec(&vy[row]);
+        for (int j0 = 0; j0 < StepItems::kVPairs; j0 += 2) {  // two pairs at a time, their loads first
+          S s_e[2], u[2], w[2];
+          R c[2];
+          int ox[2], oy[2];
+#pragma unroll
+          for (int j = 0; j < 2; ++j) {  // a pair past the last reads the item's first pair (its own), unused
+            const int k = items.k + (j0 + j) * items.pair_stride < half ? items.k + (j0 + j) * items.pair_stride : items.k;
+            const int2 players = schedule[step * half + k];
+            s_e[j] = rot_cur[k].s_e, c[j] = rot_cur[k].c;
+            ox[j] = players.x * ldv + items.row, oy[j] = players.y * ldv + items.row;
+            u[j] = load_vec(&V[ox[j]]), w[j] = load_vec(&V[oy[j]]);
           }
 #pragma unroll
-          for (int i = 0; i < 4; ++i) {
-            const int row = items.row + i * stride;
-            rotate_columns(u[i], w[i], r.c, r.s_e);
-            if (row < m) store_vec(&vx[row], u[i]), store_vec(&vy[row], w[i]);
+          for (int j = 0; j < 2; ++j) {
+            if (items.k + (j0 + j) * items.pair_stride >= half || is_zero(s_e[j])) continue;  // s e = 0: J = I
+            rotate_columns(u[j], w[j], c[j], s_e[j]);
+            store_vec(&V[ox[j]], u[j]), store_vec(&V[oy[j]], w[j]);
           }
         }
       } else if (items.kind == StepItems::diagonal) {
         const Rot<S> rk = rot_cur[items.k];
-        const R app = re(cur[x + x * ld]), aqq = re(cur[y + y * ld]);
+        const R app = re(cur[x + x * lda]), aqq = re(cur[y + y * lda]);
         const R new_pp = rk.active ? app - rk.shift : app, new_qq = rk.active ? aqq + rk.shift : aqq;
-        const S new_pq = rk.active ? zero : load_vec(&cur[x + y * ld]);
-        store_vec(&next[x + x * ld], from_real<S>(new_pp));
-        store_vec(&next[y + y * ld], from_real<S>(new_qq));
-        store_vec(&next[x + y * ld], new_pq);
-        store_vec(&next[y + x * ld], conj(new_pq));
+        const S new_pq = rk.active ? zero : load_vec(&cur[x + y * lda]);
+        store_vec(&next[x + x * lda], from_real<S>(new_pp));
+        store_vec(&next[y + y * lda], from_real<S>(new_qq));
+        store_vec(&next[x + y * lda], new_pq);
+        store_vec(&next[y + x * lda], conj(new_pq));
         if (half == 1)  // the pair stays from step to step
           store_rotation(&rot_next[0], rotation_of(new_pp, new_qq, new_pq, negligible2));
       } else if (items.kind == StepItems::block) {  // pair k's rows and pair l's columns, and the mirror
         const int xl = min(l_first, l_second), yl = max(l_first, l_second);
         const Rot<S> rk = rot_cur[items.k], rl = rot_cur[items.l];
-        S b_xx = load_vec(&cur[x + xl * ld]), b_xy = load_vec(&cur[x + yl * ld]);
-        S b_yx = load_vec(&cur[y + xl * ld]), b_yy = load_vec(&cur[y + yl * ld]);
+        S b_xx = load_vec(&cur[x + xl * lda]), b_xy = load_vec(&cur[x + yl * lda]);
+        S b_yx = load_vec(&cur[y + xl * lda]), b_yy = load_vec(&cur[y + yl * lda]);
         if (rl.active) {  // B J_l: rows x and y as column pairs
           rotate_columns(b_xx, b_xy, rl.c, rl.s_e);
           rotate_columns(b_yx, b_yy, rl.c, rl.s_e);
@@ -409,10 +437,10 @@ __device__ SolveInfo solve_in_shared(const Args<S>& args, index_t b, char* smem,
           rotate_columns(b_xx, b_yx, rk.c, conj(rk.s_e));
           rotate_columns(b_xy, b_yy, rk.c, conj(rk.s_e));
         }
-        store_vec(&next[x + xl * ld], b_xx), store_vec(&next[x + yl * ld], b_xy);
-        store_vec(&next[y + xl * ld], b_yx), store_vec(&next[y + yl * ld], b_yy);
-        store_vec(&next[xl + x * ld], conj(b_xx)), store_vec(&next[yl + x * ld], conj(b_xy));
-        store_vec(&next[xl + y * ld], conj(b_yx)), store_vec(&next[yl + y * ld], conj(b_yy));
+        store_vec(&next[x + xl * lda], b_xx), store_vec(&next[x + yl * lda], b_xy);
+        store_vec(&next[y + xl * lda], b_yx), store_vec(&next[y + yl * lda], b_yy);
+        store_vec(&next[xl + x * lda], conj(b_xx)), store_vec(&next[yl + x * lda], conj(b_xy));
+        store_vec(&next[xl + y * lda], conj(b_yx)), store_vec(&next[yl + y * lda], conj(b_yy));
         // The next step's rotations whose off-diagonal entry this block holds (StepItems): from that
         // entry and the two diagonal entries after this step, as pair k's and l's diagonal items
         // compute them.
@@ -423,7 +451,7 @@ __device__ SolveInfo solve_in_shared(const Args<S>& args, index_t b, char* smem,
           const int v = items.own[o].v_second ? l_second : l_first;
           const bool u_is_x = u == x, v_is_x = v == xl;
           const S b_uv = u_is_x ? (v_is_x ? b_xx : b_xy) : (v_is_x ? b_yx : b_yy);
-          const R a_uu = re(cur[u + u * ld]), a_vv = re(cur[v + v * ld]);
+          const R a_uu = re(cur[u + u * lda]), a_vv = re(cur[v + v * lda]);
           const R new_uu = rk.active ? (u_is_x ? a_uu - rk.shift : a_uu + rk.shift) : a_uu;
           const R new_vv = rl.active ? (v_is_x ? a_vv - rl.shift : a_vv + rl.shift) : a_vv;
           const bool u_first = u < v;
@@ -446,21 +474,22 @@ __device__ SolveInfo solve_in_shared(const Args<S>& args, index_t b, char* smem,
   }
 
   // Eigenvalues, unscaled; both A buffers are free from here on.
-  for (int i = lane; i < n; i += THREADS) w[i] = scalbn(re(cur[i + i * ld]), -exponent);
+  for (int i = lane; i < n; i += THREADS) w[i] = scalbn(re(cur[i + i * lda]), -exponent);
   g.sync();
   S* v_out = V;
+  int ld_out = ldv;
   if (warm && args.reorthonormalise) {  // V0 J is only as orthonormal as V0: one Newton-Schulz step (file comment)
-    group_product<true, NMAX, THREADS>(V, V, ld, n, lane, [&](int i, int j, S x) { next[i + j * ld] = x; });  // V^H V
+    group_product<true, NMAX, THREADS>(V, ldv, V, ldv, n, lane, [&](int i, int j, S x) { next[i + j * lda] = x; });  // V^H V
     g.sync();
-    group_product<false, NMAX, THREADS>(V, next, ld, n, lane, [&](int i, int j, S x) {  // V (3I - next) / 2, into cur
-      cur[i + j * ld] = R(1.5) * V[i + j * ld] - R(0.5) * x;
+    group_product<false, NMAX, THREADS>(V, ldv, next, lda, n, lane, [&](int i, int j, S x) {  // V (3I - next) / 2, into cur
+      cur[i + j * lda] = R(1.5) * V[i + j * ldv] - R(0.5) * x;
     });
-    v_out = cur;
+    v_out = cur, ld_out = lda;
   } else if (want_v) {
-    normalise_columns(V, ld, n, reinterpret_cast<R*>(cur), g, lane);
+    normalise_columns(V, ldv, n, reinterpret_cast<R*>(cur), g, lane);
   }
   g.sync();
-  return write_results(args, b, w, v_out, ld, rank, sweeps, off, norm, target, g, lane);
+  return write_results(args, b, w, v_out, ld_out, rank, sweeps, off, norm, target, g, lane);
 }
 
 // Whether a row of A and of V fits in registers: 32 complex doubles each would spill.
