@@ -19,8 +19,8 @@
 //    registers, takes the shared-memory solve below), and the pairs solve (jacobi_evd_pairs.cuh) by a
 //    block of 256 threads at NMAX = 64; many items are solved at once, each slowly;
 //  - block per item (latency): a block of evd::shared_threads(NMAX) threads (96 at NMAX <= 16, 288
-//    at 32), the shared-memory solve with a thread per 2 x 2 block of A or a few rows of V in a
-//    step and one barrier a step, so one item finishes soonest. At NMAX = 64 this shape is the pairs
+//    at 32), the shared-memory solve with a thread per 2 x 2 block of A or a row of V in four
+//    pairs' columns in a step and one barrier a step, so one item finishes soonest. At NMAX = 64 this shape is the pairs
 //    solve too: the shared-memory solve on 800 threads took 2690 cycles a Jacobi step against the
 //    pairs solve's 2756, and solved warm batches at about 0.6 of its rate (H100, complex float, 2026-11-23).
 // The consumer's leader (its thread 0) claims, copies the item into shared memory and publishes

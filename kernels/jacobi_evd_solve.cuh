@@ -22,7 +22,7 @@
 // solve_in_shared's step: both sides at once, in 2 x 2 blocks, by work items of three kinds, each
 // kind in whole warps of its own (StepItems). With m players (n, or n + 1 and a zero dummy row and
 // column for odd n) and P = m / 2 pairs:
-//  - V: an item rotates four of the m rows of pair k's two columns, V <- V J_k;
+//  - V: an item rotates one row of the two columns of each of four pairs, V <- V J_k;
 //  - off-diagonal blocks: item (k, l), k < l, takes the block of A in pair k's rows and pair l's
 //    columns, J_k^H B J_l, and writes its mirror (l, k) as the conjugate transpose;
 //  - diagonal blocks: item k takes pair k's, whose new diagonal the rotation gives and whose
@@ -32,10 +32,11 @@
 // holds its off-diagonal entry (the first step's by the first P threads), into a second buffer. So a
 // step takes one barrier.
 //
-// Memory: A, its second buffer and V in shared memory, column-major with leading dimension m + 1
-// (odd, against bank conflicts along rows); the second buffer first holds the input as read, then
-// with a warm start A V0. The input and V0 are read once from device (or mapped host) memory, the
-// outputs written once.
+// Memory: A, its second buffer and V in shared memory, column-major; A and its second buffer with
+// leading dimension kSharedLda (against the step's bank conflicts), V with m + 1 (odd, against bank
+// conflicts along rows, which its products read). The second buffer first holds the input as read,
+// then with a warm start A V0. The input and V0 are read once from device (or mapped host) memory,
+// the outputs written once.
 #pragma once
 
 #include <cuda_runtime.h>

@@ -46,9 +46,10 @@ struct PersistentOptions {
   // holding max_n (a warp solves 32 / NMAX items at once); up to 64, by a block.
   int max_n = 32;
   // Latency instead of throughput for max_n <= 32: each item is solved by a whole block (96 threads
-  // at max_n <= 16, 288 at max_n <= 32; a thread per 2 x 2 block of A or a few rows of V in a
-  // Jacobi step), so it finishes sooner (H100, complex float, warm: p99 87 us against 208 us at
-  // n = 32, bench/results/2026-11-25-h100-record-21b096a.md), but fewer items are solved at once.
+  // at max_n <= 16, 288 at max_n <= 32; a thread per 2 x 2 block of A or a row of V in four pairs'
+  // columns in a Jacobi step), so it finishes sooner (H100, complex float, warm: p99 75-88 us against
+  // 232-240 us at n = 32, bench/results/2026-11-25-h100-step-banks.md), but fewer items are solved at
+  // once.
   // Off: NMAX lanes of a warp per item. For max_n > 32 an item always gets a block of 256 threads
   // (p99 305 us at n = 64), and this option changes nothing.
   bool block_per_item = false;
