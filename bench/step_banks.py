@@ -33,19 +33,20 @@ def wavefronts(addresses, words):
 
 
 def items(nmax, m, new):
-    """Each thread's work item: ('v', [(pair, row), ...]), ('b', k, l) or ('d', k)."""
+    """Each thread's work item: ('v', [(pair, row, stored), ...]), ('b', k, l) or ('d', k)."""
     half, h = m // 2, nmax // 2
     v_threads, b_threads = whole_warps(h * ((h + 1) // 2)), whole_warps(h * (h - 1) // 2)
     out = []
     for t in range(v_threads + b_threads + 32):
         if t < v_threads:
-            if new:  # row t % m of pairs g, g + G, g + 2G, g + 3G
+            if new:  # row t % m of pairs g, g + G, g + 2G, g + 3G; one past the last loads pair g
                 G, g = v_threads // m, t // m
-                out.append(('v', [(g + j * G, t % m) for j in range(4) if g + j * G < half]) if g < G else None)
-            else:  # rows r, r + Q, r + 2Q, r + 3Q of pair t / Q
+                out.append(('v', [(g + j * G if g + j * G < half else g, t % m, g + j * G < half) for j in range(4)])
+                           if g < min(G, half) else None)
+            else:  # rows r, r + Q, r + 2Q, r + 3Q of pair t / Q; a row past the last loads row m - 1
                 q = (half + 1) // 2
                 k, r = t // q, t % q
-                out.append(('v', [(k, r + i * q) for i in range(4) if r + i * q < m]) if t < half * q else None)
+                out.append(('v', [(k, min(r + i * q, m - 1), r + i * q < m) for i in range(4)]) if t < half * q else None)
         elif t < v_threads + b_threads:
             tt = t - v_threads
             if tt >= half * (half - 1) // 2:
@@ -76,10 +77,11 @@ def sweep(nmax, m, words, new):
                 continue
             w = t // 32
             if item[0] == 'v':
-                for j, (k, r) in enumerate(item[1]):
+                for j, (k, r, stored) in enumerate(item[1]):
                     x, y = players(k)
-                    accesses[(w, 'v', j, 'x')].append(r + x * ldv)  # load and store alike
-                    accesses[(w, 'v', j, 'y')].append(r + y * ldv)
+                    for op in ('load', 'store') if stored else ('load',):
+                        accesses[(w, 'v' + op, j, 'x')].append(r + x * ldv)
+                        accesses[(w, 'v' + op, j, 'y')].append(r + y * ldv)
             elif item[0] == 'b':
                 x, y = players(item[1])
                 xl, yl = players(item[2])
@@ -94,10 +96,9 @@ def sweep(nmax, m, words, new):
                     accesses[(w, 'dload', j)].append(i + c * lda)
                 for j, (i, c) in enumerate([(x, x), (y, y), (x, y), (y, x)]):
                     accesses[(w, 'dstore', j)].append(i + c * lda)
-        for key, addresses in accesses.items():
-            times = 2 if key[1] == 'v' else 1  # a V entry is loaded and stored
-            total += times * wavefronts(addresses, words)
-            ideal += times * -(-len(addresses) * words // 32)
+        for addresses in accesses.values():
+            total += wavefronts(addresses, words)
+            ideal += -(-len(addresses) * words // 32)
     return total, ideal
 
 

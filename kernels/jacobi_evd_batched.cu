@@ -122,8 +122,8 @@ cudaError_t load(Kernel kernel) {
 
 // The mapping for n <= NMAX <= 32: the register solve, or a block per matrix in shared memory where
 // rows do not fit in registers, or for a warm start where that was faster. The register solve forms
-// B = V0^H A V0 and the closing Newton-Schulz products one row per lane, the block an entry per
-// thread. On an H200 (bench/results/2026-11-23-batched-shared-step.md), warm-started: the block was
+// B = V0^H A V0 and the closing Newton-Schulz products one row per lane, the block a row per lane of
+// a group of NMAX threads (evd::group_product). On an H200 (bench/results/2026-11-23-batched-shared-step.md), warm-started: the block was
 // 1.6-1.7x faster for complex float at n = 16 and 32 and 1.07-1.23x for float at 32 (registers
 // 1.08-1.35x for float at 16); cold, the register solve was faster in all four (1.35-2.3x). Double
 // keeps the register solve (not measured).

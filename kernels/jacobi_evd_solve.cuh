@@ -22,7 +22,7 @@
 // solve_in_shared's step: both sides at once, in 2 x 2 blocks, by work items of three kinds, each
 // kind in whole warps of its own (StepItems). With m players (n, or n + 1 and a zero dummy row and
 // column for odd n) and P = m / 2 pairs:
-//  - V: an item rotates one row of the two columns of each of four pairs, V <- V J_k;
+//  - V: an item rotates one row of the two columns of each of up to four pairs, V <- V J_k;
 //  - off-diagonal blocks: item (k, l), k < l, takes the block of A in pair k's rows and pair l's
 //    columns, J_k^H B J_l, and writes its mirror (l, k) as the conjugate transpose;
 //  - diagonal blocks: item k takes pair k's, whose new diagonal the rotation gives and whose
@@ -97,10 +97,10 @@ constexpr bool v_items_cover(int nmax) {
 
 // The leading dimension of A and its second buffer in solve_in_shared: the step's blocks read and
 // write entries whose rows and columns are both spread over the players, and a bank-conflict model
-// of the step (every warp's accesses, every step of a sweep) found NMAX + 6 the best compromise over
-// n and the entry sizes: 39% fewer shared-memory wavefronts than m + 1 for complex float at n = 32,
-// 54% fewer for float (bench/results/2026-11-25-h100-step-banks.md). V keeps m + 1 (odd): its
-// products read it along rows.
+// of the step (bench/step_banks.py: every warp's accesses, every step of a sweep) found NMAX + 6 the
+// best compromise over n and the entry sizes. With the V items of StepItems, a sweep's shared-memory
+// wavefronts fell 42% for complex float at n = 32 and 61% for float against leading dimension m + 1
+// (bench/results/2026-11-25-h100-step-banks.md). V keeps m + 1 (odd): its products read it along rows.
 template <int NMAX>
 inline constexpr int kSharedLda = NMAX + 6;
 
@@ -209,8 +209,9 @@ __device__ SolveInfo write_results(const Args<S>& args, index_t b, const real_of
 // A thread's work item in every step of solve_in_shared, for P pairs (P = m / 2), by its warp's kind
 // (shared_threads):
 //  - V: thread t of the first warps rotates row t % m of the columns of pairs k, k + G, k + 2G and
-//    k + 3G (those < P), k = t / m < min(P, G), G = shared_v_threads / m: the lanes of a warp take
-//    consecutive rows of the same columns, which fall in distinct banks whatever the players;
+//    k + 3G (those < P), k = t / m < min(P, G), G = shared_v_threads / m: consecutive lanes take
+//    consecutive rows of the same columns, which fall in distinct banks whatever the players (a whole
+//    warp at m = 32; at smaller m a warp spans two or more items);
 //  - blocks: thread t < P (P - 1) / 2 of the next warps takes the block (k, l), k < l, in row-major
 //    order, with the next step's rotations whose off-diagonal entry it holds
 //    (detail::next_pairs_in_block);

@@ -51,7 +51,7 @@ struct PersistentOptions {
   // 232-240 us at n = 32, bench/results/2026-11-25-h100-step-banks.md), but fewer items are solved at
   // once.
   // Off: NMAX lanes of a warp per item. For max_n > 32 an item always gets a block of 256 threads
-  // (p99 305 us at n = 64), and this option changes nothing.
+  // (p99 306-312 us at n = 64), and this option changes nothing.
   bool block_per_item = false;
   int sms = 0;                    // SMs to occupy; 0: all but one (room for other kernels)
   int blocks_per_sm = 0;          // 0: as many as fit
