@@ -80,7 +80,8 @@ __device__ __forceinline__ void solve_group_in_registers(const Args<S>& args) {
 // itself the compiler took 89 registers at float 16, 135 at float 32 and 230 at complex float 32
 // (5, 3 and 2 blocks an SM); capped for 6, 4 and 3 blocks (spills: none in the cold float 16 kernel,
 // 52 bytes in its warm one, 28 at float 32, 224 at complex float 32), cold batches ran 3%, 7% and 7%
-// faster (H100, bench/results/2026-11-25-register-step.md).
+// faster (H100, bench/results/2026-11-25-register-step.md). Since the step reads the tournament from
+// a table (jacobi_evd_registers.cuh), ptxas reports 8, 16, 16 and 252 bytes of spills there.
 // 0: no cap (any cap, 1 included, changes how the compiler allocates, and spilled elsewhere).
 template <class S, int NMAX>
 inline constexpr int kRegisterBlocksPerSm = std::is_same_v<S, float> && NMAX == 16       ? 6

@@ -6,8 +6,8 @@
 // after each step the indices move by the chess-tournament permutation (seat 0 stays, the others
 // move one place round the table), so every pair of indices meets once in NMAX - 1 steps. Columns
 // are stored by seat and move by compile-time register renames; rows stay in their lanes, and each
-// lane follows its row's seat (and its partner's lane) by formula. The column phase A <- A J and
-// V <- V J is thread-local; the row phase A <- J^H A needs one shuffle per entry (the partner row).
+// lane follows its row's seat (and its partner's lane) in a table (Schedule). The column phase
+// A <- A J and V <- V J is thread-local; the row phase A <- J^H A needs one shuffle per entry (the partner row).
 // Only the NMAX/2 rotations of a step and the new diagonal go through shared memory.
 // A row's diagonal entry is kept apart (Registers::d), exact from the rotations: its place in the
 // row is never read during the sweeps, so the step does not keep it up to date.
@@ -63,11 +63,56 @@ template <int W, class R>
 __device__ __forceinline__ Cx<R> shfl_xor(unsigned mask, Cx<R> x, int lane_mask) {
   return {__shfl_xor_sync(mask, x.re, lane_mask, W), __shfl_xor_sync(mask, x.im, lane_mask, W)};
 }
+// Four entries of lane `src` of a group of W lanes, by shuffles of their 32-bit words four to a
+// statement: the four words of a statement are live together, so each has a register of its own and
+// the four shuffles are in flight at once. Written one by one, the shuffles of a step's row phase went
+// through one or two registers in some kernels, each waiting for the one before (cold double 32: 10%
+// slower, 5% with shfl4; bench/results/2026-11-25-h100-register-schedule.md).
+template <int W, class S>
+__device__ __forceinline__ void shfl4(unsigned mask, const S (&x)[4], S (&out)[4], int src) {
+  static_assert(sizeof(S) % 4 == 0, "whole 32-bit words");
+  constexpr unsigned kClamp = ((32u - W) << 8) | 31u;  // shfl.sync's c operand for a group of W lanes
+  constexpr int kWords = int(sizeof(S));               // of four entries
+  unsigned in[kWords], got[kWords];
+  memcpy(in, x, sizeof(in));
+#pragma unroll
+  for (int q = 0; q < kWords; q += 4)
+    asm volatile(
+        "shfl.sync.idx.b32 %0, %4, %8, %9, %10;\n\t"
+        "shfl.sync.idx.b32 %1, %5, %8, %9, %10;\n\t"
+        "shfl.sync.idx.b32 %2, %6, %8, %9, %10;\n\t"
+        "shfl.sync.idx.b32 %3, %7, %8, %9, %10;"
+        : "=r"(got[q]), "=r"(got[q + 1]), "=r"(got[q + 2]), "=r"(got[q + 3])
+        : "r"(in[q]), "r"(in[q + 1]), "r"(in[q + 2]), "r"(in[q + 3]), "r"(src), "n"(kClamp), "r"(mask));
+  memcpy(out, got, sizeof(got));
+}
 template <int W, class R>
 __device__ __forceinline__ R group_sum(unsigned mask, R x) {
   for (int offset = W / 2; offset > 0; offset /= 2) x += __shfl_xor_sync(mask, x, offset, W);
   return x;
 }
+
+// The tournament as each lane follows it: for step t of a sweep and lane r, the seat of row r (low
+// byte) and the lane whose row sits in the partner seat (high byte). A table in global memory, made
+// by the compiler; each step reads the next step's entry (an L1 hit, issued early in the step)
+// instead of computing it (about 35 instructions a step). Filled per solve in shared memory instead,
+// it made warm batches of 1024 at n <= 16 6-9% slower.
+template <int NMAX>
+struct Schedule {
+  unsigned short entry[NMAX - 1][NMAX];
+};
+
+template <int NMAX>
+constexpr Schedule<NMAX> make_schedule() {
+  Schedule<NMAX> schedule{};
+  for (int lane = 0; lane < NMAX; ++lane)
+    for (int t = 0, s = lane; t < NMAX - 1; ++t, s = destination_seat(s, NMAX))
+      schedule.entry[t][lane] = (unsigned short)(s | occupant(s ^ 1, t, NMAX) << 8);
+  return schedule;
+}
+
+template <int NMAX>
+__device__ const Schedule<NMAX> kSchedule = make_schedule<NMAX>();
 
 template <class S, int NMAX>
 struct Registers {
@@ -76,20 +121,20 @@ struct Registers {
   S v[NMAX];  // row `lane` of V, columns by seat
   R d;        // the row's diagonal entry a(seat, seat)
   int lane;   // the row's index (>= n: padding)
-  int seat;   // where index `lane` sits now
+  int seat;   // where index `lane` sits now: `lane` again at the start of every sweep
   int partner;  // the lane whose index sits in seat ^ 1
-  int t;      // steps taken, modulo NMAX - 1
   unsigned mask;
-  // One-hot masks of this seat and its partner's, made opaque to the compiler: written as
-  // `j == seat`, the selections below let it replace a[j] by a[seat], a run-time index that moves
-  // the whole row to local memory.
-  unsigned me_bit, partner_bit;
+  // One-hot mask of the row's seat at the start of a sweep (1 << lane), made opaque to the
+  // compiler: written as `j == lane`, the selections below let it replace a[j] by a[lane], a
+  // run-time index that moves the whole row to local memory.
+  unsigned me_bit;
 
-  __device__ __forceinline__ void set_seat(int s) {
-    seat = s;
-    partner = occupant(s ^ 1, t, NMAX);
-    asm("mov.b32 %0, %1;" : "=r"(me_bit) : "r"(1u << s));
-    asm("mov.b32 %0, %1;" : "=r"(partner_bit) : "r"(1u << (s ^ 1)));
+  __device__ __forceinline__ void start(int row, unsigned lanes) {
+    lane = row;
+    seat = row;
+    partner = row ^ 1;
+    mask = lanes;
+    asm("mov.b32 %0, %1;" : "=r"(me_bit) : "r"(1u << row));
   }
   __device__ __forceinline__ bool is_me(int j) const { return (me_bit >> j) & 1u; }
 
@@ -101,12 +146,21 @@ struct Registers {
       if (is_me(j)) x = a[j];
     d = re(x);
   }
-  // a(seat, seat + 1), for an even seat: one selection per seat pair.
+  // a(seat, seat + 1), for an even seat: by groups of four seat pairs, a tree of three selections on
+  // the low two bits of the pair's index within each group, and a chain over the groups on the rest
+  // (the bits made opaque as me_bit is). A whole tree took more registers, and spilled.
   __device__ __forceinline__ S partner_entry() const {
+    unsigned pair;
+    asm("mov.b32 %0, %1;" : "=r"(pair) : "r"(unsigned(seat) >> 1));
+    constexpr int kGroup = NMAX / 2 < 4 ? NMAX / 2 : 4;
+    const bool bit0 = pair & 1u, bit1 = (pair >> 1) & 1u;
     S x = from_real<S>(R(0));
 #pragma unroll
-    for (int k = 0; k < NMAX / 2; ++k)
-      if (is_me(2 * k)) x = a[2 * k + 1];
+    for (int g = 0; g < NMAX / 2; g += kGroup) {
+      S y = bit0 ? a[2 * g + 3] : a[2 * g + 1];
+      if constexpr (kGroup == 4) y = bit1 ? (bit0 ? a[2 * g + 7] : a[2 * g + 5]) : y;
+      x = pair / kGroup == unsigned(g / kGroup) ? y : x;
+    }
     return x;
   }
   __device__ __forceinline__ R off_norm2_of_row() const {
@@ -118,20 +172,22 @@ struct Registers {
   }
 
   // One step: rotations of all seat pairs (2k, 2k+1), then the tournament move. `rot` holds NMAX / 2
-  // rotations and `diag` NMAX reals, in shared memory.
-  __device__ __forceinline__ void step(RotationSE<S>* rot, R* diag, R negligible2) {
+  // rotations and `diag` NMAX reals, in shared memory; `next` is the lane's schedule entry for the
+  // next step (Schedule).
+  __device__ __forceinline__ void step(RotationSE<S>* rot, R* diag, unsigned next, R negligible2) {
     // The even seat of each pair alone computes its rotation and the pair's new diagonal; both seats
     // then read the same parameters, so rows p and q always move together.
-    const bool even = seat % 2 == 0;
+    const unsigned pair = unsigned(seat) >> 1;
+    const bool even = (seat & 1) == 0;
     const R d_partner = shfl<NMAX>(mask, d, partner);
     if (even) {
       const Rot<S> r = rotation_of(d, d_partner, partner_entry(), negligible2);
-      store_rotation(&rot[seat / 2], r.s_e, r.c);
+      store_rotation(&rot[pair], r.s_e, r.c);
       diag[seat] = d - r.shift;
       diag[seat + 1] = d_partner + r.shift;
     }
     __syncwarp(mask);
-    const RotationSE<S> mine = load_rotation(&rot[seat / 2]);
+    const RotationSE<S> mine = load_rotation(&rot[pair]);
     d = diag[seat];
     // Columns: A <- A J, V <- V J.
 #pragma unroll
@@ -141,15 +197,23 @@ struct Registers {
       rotate_columns(v[2 * k], v[2 * k + 1], r.c, r.s_e);
     }
     __syncwarp(mask);  // rot and diag are rewritten next step
-    // Rows: A <- J^H A, row p to c p - s e q and row q to c q + s conj(e) p; a rotated pair's
-    // a(p, q) becomes exactly zero.
+    // Rows: A <- J^H A, row p to c p - s e q and row q to c q + s conj(e) p. A rotated pair's block
+    // loses both entries of the row's pair: a(p, q) becomes exactly zero, and the row's own entry is
+    // stale anyway (d holds it). One test per pair, on a one-hot mask as opaque as me_bit. The
+    // partner row's entries come four at a time (shfl4).
     const S coef = even ? from_real<S>(R(0)) - mine.s_e : conj(mine.s_e);
-    const unsigned zero_bit = is_zero(mine.s_e) ? 0u : partner_bit;
+    unsigned zero_pair;
+    asm("mov.b32 %0, %1;" : "=r"(zero_pair) : "r"(is_zero(mine.s_e) ? 0u : 1u << pair));
 #pragma unroll
-    for (int j = 0; j < NMAX; ++j) {
-      const S other = shfl<NMAX>(mask, a[j], partner);
-      const S x = combine_rows(mine.c, a[j], coef, other);
-      a[j] = (zero_bit >> j) & 1u ? from_real<S>(R(0)) : x;
+    for (int j0 = 0; j0 < NMAX; j0 += 4) {
+      const S entries[4] = {a[j0], a[j0 + 1], a[j0 + 2], a[j0 + 3]};
+      S other[4];
+      shfl4<NMAX>(mask, entries, other, partner);
+#pragma unroll
+      for (int i = 0; i < 4; ++i) {
+        const S x = combine_rows(mine.c, a[j0 + i], coef, other[i]);
+        a[j0 + i] = (zero_pair >> ((j0 + i) / 2)) & 1u ? from_real<S>(R(0)) : x;
+      }
     }
     // The tournament move: columns (of A and V) by register renaming; the row follows its seat.
     S ta[NMAX], tv[NMAX];
@@ -157,8 +221,8 @@ struct Registers {
     for (int j = 0; j < NMAX; ++j) ta[j] = a[source_seat(j, NMAX)], tv[j] = v[source_seat(j, NMAX)];
 #pragma unroll
     for (int j = 0; j < NMAX; ++j) a[j] = ta[j], v[j] = tv[j];
-    t = t == NMAX - 2 ? 0 : t + 1;
-    set_seat(destination_seat(seat, NMAX));
+    seat = int(next & 0xffu);
+    partner = int(next >> 8);
   }
 
   // Scales the columns of V to unit length (c rounds to exactly 1 for t^2 < epsilon, lengthening

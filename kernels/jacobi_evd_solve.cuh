@@ -397,6 +397,8 @@ __device__ SolveInfo solve_in_shared(const Args<S>& args, index_t b, char* smem,
       if (items.kind == StepItems::v_rows) {  // V <- V J_k on one row of each of the item's pairs' columns
 #pragma unroll
         for (int j0 = 0; j0 < StepItems::kVPairs; j0 += 2) {  // two pairs at a time, their loads first
+          // Both past the last pair: no loads (at m = 18, every item's second two).
+          if (items.k + j0 * items.pair_stride >= half) break;
           S s_e[2], u[2], w[2];
           R c[2];
           int ox[2], oy[2];
@@ -527,10 +529,7 @@ __device__ __forceinline__ SolveInfo solve_in_registers(const Args<S>& args, ind
   const S zero = from_real<S>(R(0));
 
   registers::Registers<S, NMAX> m;
-  m.lane = lane;
-  m.t = 0;
-  m.set_seat(lane);
-  m.mask = mask;
+  m.start(lane, mask);
 
   // Pass 1: finiteness and the scaling exponent (coalesced: lanes read down a column).
   bool bad = false;
@@ -616,7 +615,9 @@ __device__ __forceinline__ SolveInfo solve_in_registers(const Args<S>& args, ind
     off = sqrt(registers::group_sum<NMAX>(mask, m.off_norm2_of_row()));
     if (off <= target || sweeps == args.max_sweeps) break;
     ++sweeps;
-    for (int step = 0; step < NMAX - 1; ++step) m.step(scratch.rot, scratch.diag, negligible2);
+    const auto& schedule = registers::kSchedule<NMAX>.entry;
+    for (int step = 0; step < NMAX - 1; ++step)
+      m.step(scratch.rot, scratch.diag, schedule[step + 1 < NMAX - 1 ? step + 1 : 0][lane], negligible2);
   }
 
   // The eigenvalue of the row, taken before A's registers are freed for the Newton-Schulz step.
