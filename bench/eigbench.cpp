@@ -441,6 +441,29 @@ double flops_per_sweep(int n) {
   return (eigstream::is_complex_v<T> ? 4.0 : 1.0) * 9.0 * n * n * (n - 1);
 }
 
+// The best of cuSOLVER's routines in one case by the number at `key` (a JSON pointer): the lowest
+// when `lowest` (times), else the highest (rates). `results` is an array of objects that name their
+// "routine", or an object keyed by routine; a routine without the number (it failed) is passed over,
+// and with none left the best is "none".
+struct BestRoutine {
+  std::string name = "none";
+  double value = 0;
+  // Ours against it: `ours` over the best for rates, the best over `ours` for times; 0 without one.
+  double ratio(double ours, bool lowest) const { return name == "none" ? 0.0 : lowest ? value / ours : ours / value; }
+};
+
+BestRoutine best_routine(const json& results, const std::string& key, bool lowest) {
+  const json::json_pointer at(key);
+  BestRoutine best;
+  for (const auto& [name, r] : results.items()) {
+    if (!r.contains(at)) continue;
+    const double v = r.at(at).get<double>();
+    if (best.name == "none" || (lowest ? v < best.value : v > best.value))
+      best = {r.contains("routine") ? r["routine"].get<std::string>() : name, v};
+  }
+  return best;
+}
+
 struct Context {
   cusolverDnHandle_t solver;
   cublasHandle_t blas;
@@ -497,12 +520,9 @@ json cold_case(Context& ctx, int n, index_t count) {
                         {"us_per_matrix", 1e3 * t.median_ms / count}, {"device_bytes", bytes}, {"accuracy", acc.to_json()}});
   }
   out["cusolver"] = cusolver;
-  double best = 1e300;
-  std::string best_name;
-  for (const auto& c : cusolver)
-    if (c["ms"].get<double>() < best) best = c["ms"], best_name = c["routine"];
-  out["best_cusolver"] = best_name;
-  out["speedup"] = best / out["eigstream"]["ms"].get<double>();
+  const BestRoutine best = best_routine(cusolver, "/ms", true);
+  out["best_cusolver"] = best.name;
+  out["speedup"] = best.ratio(out["eigstream"]["ms"].get<double>(), true);
   return out;
 }
 
@@ -600,18 +620,13 @@ json warm_case(Context& ctx, int n, index_t count, int steps) {
     routines[routine] = {{"matrices_per_second", matrices / (cusolver_ms[0] * 1e-3)},
                          {"back_to_back_matrices_per_second", matrices / (cusolver_ms[1] * 1e-3)}};
   }
-  double best = 0, best_back_to_back = 0;
-  std::string best_name, best_back_to_back_name;
-  for (auto& [name, r] : routines.items()) {
-    if (double(r["matrices_per_second"]) > best) best = r["matrices_per_second"], best_name = name;
-    if (double(r["back_to_back_matrices_per_second"]) > best_back_to_back)
-      best_back_to_back = r["back_to_back_matrices_per_second"], best_back_to_back_name = name;
-  }
+  const BestRoutine best = best_routine(routines, "/matrices_per_second", false);
+  const BestRoutine best_back_to_back = best_routine(routines, "/back_to_back_matrices_per_second", false);
   out["cusolver_cold"] = routines;
-  out["best_cusolver"] = best_name;
-  out["speedup"] = out["eigstream"]["matrices_per_second"].get<double>() / best;
-  out["best_cusolver_back_to_back"] = best_back_to_back_name;
-  out["speedup_back_to_back"] = out["eigstream"]["back_to_back_matrices_per_second"].get<double>() / best_back_to_back;
+  out["best_cusolver"] = best.name;
+  out["speedup"] = best.ratio(out["eigstream"]["matrices_per_second"].get<double>(), false);
+  out["best_cusolver_back_to_back"] = best_back_to_back.name;
+  out["speedup_back_to_back"] = best_back_to_back.ratio(out["eigstream"]["back_to_back_matrices_per_second"].get<double>(), false);
   return out;
 }
 
@@ -784,10 +799,9 @@ json latency_case(Context& ctx, int n, int items, int warmup) {
                         {"accuracy", measure<T>(sample_a, sample_w, sample_v, n, samples).to_json()}});
   }
   out["cusolver"] = cusolver;
-  double best = 1e300;
-  for (const auto& c : cusolver)
-    if (c["latency"]["p99_us"].get<double>() < best) best = c["latency"]["p99_us"], out["best_cusolver"] = c["routine"];
-  out["p99_ratio"] = best / out["eigstream"]["latency"]["p99_us"].get<double>();
+  const BestRoutine best = best_routine(cusolver, "/latency/p99_us", true);
+  out["best_cusolver"] = best.name;
+  out["p99_ratio"] = best.ratio(out["eigstream"]["latency"]["p99_us"].get<double>(), true);
   return out;
 }
 
@@ -968,12 +982,9 @@ json svd_cold_case(Context& ctx, int m, int n, index_t count) {
     }
   }
   out["cusolver"] = cusolver;
-  double best = 1e300;
-  std::string best_name = "none";
-  for (const auto& c : cusolver)
-    if (c.contains("ms") && c["ms"].get<double>() < best) best = c["ms"], best_name = c["routine"];
-  out["best_cusolver"] = best_name;
-  out["speedup"] = best_name == "none" ? 0.0 : best / out["eigstream"]["ms"].get<double>();
+  const BestRoutine best = best_routine(cusolver, "/ms", true);
+  out["best_cusolver"] = best.name;
+  out["speedup"] = best.ratio(out["eigstream"]["ms"].get<double>(), true);
   return out;
 }
 
@@ -1051,14 +1062,10 @@ json svd_warm_case(Context& ctx, int m, int n, index_t count, int steps) {
     }
   }
   cudaEventDestroy(start), cudaEventDestroy(stop);
-  double best = 0;
-  std::string best_name = "none";
-  for (auto& [name, r] : routines.items())
-    if (r.contains("matrices_per_second") && double(r["matrices_per_second"]) > best)
-      best = r["matrices_per_second"], best_name = name;
+  const BestRoutine best = best_routine(routines, "/matrices_per_second", false);
   out["cusolver_cold"] = routines;
-  out["best_cusolver"] = best_name;
-  out["speedup"] = best > 0 ? out["eigstream"]["matrices_per_second"].get<double>() / best : 0.0;
+  out["best_cusolver"] = best.name;
+  out["speedup"] = best.ratio(out["eigstream"]["matrices_per_second"].get<double>(), false);
   return out;
 }
 
