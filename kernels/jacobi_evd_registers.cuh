@@ -111,8 +111,36 @@ constexpr Schedule<NMAX> make_schedule() {
   return schedule;
 }
 
+// Whether make_schedule<NMAX>() is a tournament: at every step the lanes sit in distinct seats,
+// partners sit in seats (2k, 2k + 1) and name each other, and over a sweep every two lanes meet once.
+template <int NMAX>
+constexpr bool is_tournament(const Schedule<NMAX>& schedule) {
+  bool met[NMAX][NMAX] = {};
+  for (int t = 0; t < NMAX - 1; ++t) {
+    int lane_in_seat[NMAX] = {};
+    for (int s = 0; s < NMAX; ++s) lane_in_seat[s] = -1;
+    for (int lane = 0; lane < NMAX; ++lane) {
+      const int seat = schedule.entry[t][lane] & 0xff, partner = schedule.entry[t][lane] >> 8;
+      if (seat >= NMAX || partner >= NMAX || lane_in_seat[seat] != -1) return false;
+      lane_in_seat[seat] = lane;
+      if ((schedule.entry[t][partner] >> 8) != lane || (schedule.entry[t][partner] & 0xff) != (seat ^ 1)) return false;
+      if (lane < partner) {
+        if (met[lane][partner]) return false;
+        met[lane][partner] = true;
+      }
+    }
+  }
+  for (int i = 0; i < NMAX; ++i)
+    for (int j = i + 1; j < NMAX; ++j)
+      if (!met[i][j]) return false;
+  return true;
+}
+
 template <int NMAX>
 __device__ const Schedule<NMAX> kSchedule = make_schedule<NMAX>();
+static_assert(is_tournament(make_schedule<4>()) && is_tournament(make_schedule<8>()) &&
+                  is_tournament(make_schedule<16>()) && is_tournament(make_schedule<32>()),
+              "the register solve's schedule is not a round-robin tournament");
 
 template <class S, int NMAX>
 struct Registers {
