@@ -1020,19 +1020,17 @@ json svd_warm_case(Context& ctx, int m, int n, index_t count, int steps) {
   double warm_ms = 0, sweeps = 0;
   cudaEvent_t start, stop;
   check(cudaEventCreate(&start), "event"), check(cudaEventCreate(&stop), "event");
-  auto elapsed = [&] {
-    check(cudaEventSynchronize(stop), "sync");
-    float t = 0;
-    check(cudaEventElapsedTime(&t, start, stop), "elapsed");
-    return double(t);
-  };
-  for (int s = 1; s <= steps; ++s) {
+  for (int s = 1; s <= steps; ++s) {  // time_steps does not fit: each step's sweeps are read before the next overwrites them
     check(cudaEventRecord(start, ctx.stream), "record");
     ours[s % 2].solve(a[s].get(), ctx.stream, ours[(s + 1) % 2].v.get());
     check(cudaEventRecord(stop, ctx.stream), "record");
-    warm_ms += elapsed();
+    check(cudaEventSynchronize(stop), "sync");
+    float t = 0;
+    check(cudaEventElapsedTime(&t, start, stop), "elapsed");
+    warm_ms += t;
     sweeps += ours[s % 2].sweeps().first;
   }
+  cudaEventDestroy(start), cudaEventDestroy(stop);
   sweeps /= steps;
   const OurSvd<T>& last = ours[steps % 2];
   const Accuracy acc = measure_svd<T>(a[steps].download(), last.s.download(), last.u.download(), last.v.download(), m, n,
@@ -1043,25 +1041,20 @@ json svd_warm_case(Context& ctx, int m, int n, index_t count, int steps) {
   for (const std::string& routine : CusolverSvd<T>::routines(m, n)) {
     try {
       CusolverSvd<T> solver(ctx.solver, routine, m, n, count);
+      auto copy_in = [&](int s) {
+        check(cudaMemcpyAsync(solver.a(), a[s].get(), mn * count * sizeof(T), cudaMemcpyDeviceToDevice, ctx.stream), "copy");
+      };
       // One untimed solve first, as in warm_case.
-      check(cudaMemcpyAsync(solver.a(), a[0].get(), mn * count * sizeof(T), cudaMemcpyDeviceToDevice, ctx.stream), "copy");
+      copy_in(0);
       solver.solve();
       check(cudaStreamSynchronize(ctx.stream), "sync");
-      double ms = 0;
-      for (int s = 1; s <= steps; ++s) {
-        check(cudaMemcpyAsync(solver.a(), a[s].get(), mn * count * sizeof(T), cudaMemcpyDeviceToDevice, ctx.stream), "copy");
-        check(cudaEventRecord(start, ctx.stream), "record");
-        solver.solve();
-        check(cudaEventRecord(stop, ctx.stream), "record");
-        ms += elapsed();
-      }
+      const double ms = time_steps(ctx.stream, steps, false, copy_in, [&](int) { solver.solve(); });
       routines[routine] = {{"matrices_per_second", count * steps / (ms * 1e-3)}};
     } catch (const std::exception& e) {
       std::cerr << "  " << routine << ": " << e.what() << "\n";
       routines[routine] = {{"error", e.what()}};
     }
   }
-  cudaEventDestroy(start), cudaEventDestroy(stop);
   const BestRoutine best = best_routine(routines, "/matrices_per_second", false);
   out["cusolver_cold"] = routines;
   out["best_cusolver"] = best.name;

@@ -142,6 +142,15 @@ static_assert(is_tournament(make_schedule<4>()) && is_tournament(make_schedule<8
                   is_tournament(make_schedule<16>()) && is_tournament(make_schedule<32>()),
               "the register solve's schedule is not a round-robin tournament");
 
+// x, as a value the compiler cannot see through: selections on its bits stay selections. Tested
+// against a value it knows to equal a run-time seat (`j == seat`), it replaces a[j] by a[seat], a
+// run-time index that moves the whole row to local memory.
+__device__ __forceinline__ unsigned opaque(unsigned x) {
+  unsigned y;
+  asm("mov.b32 %0, %1;" : "=r"(y) : "r"(x));
+  return y;
+}
+
 template <class S, int NMAX>
 struct Registers {
   using R = real_of<S>;
@@ -152,17 +161,14 @@ struct Registers {
   int seat;   // where index `lane` sits now: `lane` again at the start of every sweep
   int partner;  // the lane whose index sits in seat ^ 1
   unsigned mask;
-  // One-hot mask of the row's seat at the start of a sweep (1 << lane), made opaque to the
-  // compiler: written as `j == lane`, the selections below let it replace a[j] by a[lane], a
-  // run-time index that moves the whole row to local memory.
-  unsigned me_bit;
+  unsigned me_bit;  // one-hot mask of the row's seat at the start of a sweep (1 << lane), opaque
 
   __device__ __forceinline__ void start(int row, unsigned lanes) {
     lane = row;
     seat = row;
     partner = row ^ 1;
     mask = lanes;
-    asm("mov.b32 %0, %1;" : "=r"(me_bit) : "r"(1u << row));
+    me_bit = opaque(1u << row);
   }
   __device__ __forceinline__ bool is_me(int j) const { return (me_bit >> j) & 1u; }
 
@@ -176,10 +182,9 @@ struct Registers {
   }
   // a(seat, seat + 1), for an even seat: by groups of four seat pairs, a tree of three selections on
   // the low two bits of the pair's index within each group, and a chain over the groups on the rest
-  // (the bits made opaque as me_bit is). A whole tree took more registers, and spilled.
+  // (the bits opaque). A whole tree took more registers, and spilled.
   __device__ __forceinline__ S partner_entry() const {
-    unsigned pair;
-    asm("mov.b32 %0, %1;" : "=r"(pair) : "r"(unsigned(seat) >> 1));
+    const unsigned pair = opaque(unsigned(seat) >> 1);
     constexpr int kGroup = NMAX / 2 < 4 ? NMAX / 2 : 4;
     const bool bit0 = pair & 1u, bit1 = (pair >> 1) & 1u;
     S x = from_real<S>(R(0));
@@ -227,11 +232,10 @@ struct Registers {
     __syncwarp(mask);  // rot and diag are rewritten next step
     // Rows: A <- J^H A, row p to c p - s e q and row q to c q + s conj(e) p. A rotated pair's block
     // loses both entries of the row's pair: a(p, q) becomes exactly zero, and the row's own entry is
-    // stale anyway (d holds it). One test per pair, on a one-hot mask as opaque as me_bit. The
-    // partner row's entries come four at a time (shfl4).
+    // stale anyway (d holds it). One test per pair, on an opaque one-hot mask. The partner row's
+    // entries come four at a time (shfl4).
     const S coef = even ? from_real<S>(R(0)) - mine.s_e : conj(mine.s_e);
-    unsigned zero_pair;
-    asm("mov.b32 %0, %1;" : "=r"(zero_pair) : "r"(is_zero(mine.s_e) ? 0u : 1u << pair));
+    const unsigned zero_pair = opaque(is_zero(mine.s_e) ? 0u : 1u << pair);
 #pragma unroll
     for (int j0 = 0; j0 < NMAX; j0 += 4) {
       const S entries[4] = {a[j0], a[j0 + 1], a[j0 + 2], a[j0 + 3]};
