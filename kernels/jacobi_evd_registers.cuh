@@ -204,49 +204,66 @@ struct Registers {
     return sum;
   }
 
-  // One step: rotations of all seat pairs (2k, 2k+1), then the tournament move. `rot` holds NMAX / 2
-  // rotations and `diag` NMAX reals, in shared memory; `next` is the lane's schedule entry for the
-  // next step (Schedule).
-  __device__ __forceinline__ void step(RotationSE<S>* rot, R* diag, unsigned next, R negligible2) {
-    // The even seat of each pair alone computes its rotation and the pair's new diagonal; both seats
-    // then read the same parameters, so rows p and q always move together.
-    const unsigned pair = unsigned(seat) >> 1;
-    const bool even = (seat & 1) == 0;
-    const R d_partner = shfl<NMAX>(mask, d, partner);
-    if (even) {
-      const Rot<S> r = rotation_of(d, d_partner, partner_entry(), negligible2);
-      store_rotation(&rot[pair], r.s_e, r.c);
-      diag[seat] = d - r.shift;
-      diag[seat + 1] = d_partner + r.shift;
-    }
-    __syncwarp(mask);
-    const RotationSE<S> mine = load_rotation(&rot[pair]);
-    d = diag[seat];
-    // Columns: A <- A J, V <- V J.
-#pragma unroll
-    for (int k = 0; k < NMAX / 2; ++k) {
-      const RotationSE<S> r = load_rotation(&rot[k]);
-      rotate_columns(a[2 * k], a[2 * k + 1], r.c, r.s_e);
-      rotate_columns(v[2 * k], v[2 * k + 1], r.c, r.s_e);
-    }
-    __syncwarp(mask);  // rot and diag are rewritten next step
-    // Rows: A <- J^H A, row p to c p - s e q and row q to c q + s conj(e) p. A rotated pair's block
-    // loses both entries of the row's pair: a(p, q) becomes exactly zero, and the row's own entry is
-    // stale anyway (d holds it). One test per pair, on an opaque one-hot mask. The partner row's
-    // entries come four at a time (shfl4).
-    const S coef = even ? from_real<S>(R(0)) - mine.s_e : conj(mine.s_e);
-    const unsigned zero_pair = opaque(is_zero(mine.s_e) ? 0u : 1u << pair);
+  // The row phase, A <- J^H A with the row's own rotation: row p to c p - s e q and row q to
+  // c q + s conj(e) p, the partner row's entries four at a time (shfl4).
+  __device__ __forceinline__ void rotate_rows(const Rot<S>& mine) {
+    const S coef = (seat & 1) == 0 ? from_real<S>(R(0)) - mine.s_e : conj(mine.s_e);
 #pragma unroll
     for (int j0 = 0; j0 < NMAX; j0 += 4) {
       const S entries[4] = {a[j0], a[j0 + 1], a[j0 + 2], a[j0 + 3]};
       S other[4];
       shfl4<NMAX>(mask, entries, other, partner);
 #pragma unroll
-      for (int i = 0; i < 4; ++i) {
-        const S x = combine_rows(mine.c, a[j0 + i], coef, other[i]);
-        a[j0 + i] = (zero_pair >> ((j0 + i) / 2)) & 1u ? from_real<S>(R(0)) : x;
-      }
+      for (int i = 0; i < 4; ++i) a[j0 + i] = combine_rows(mine.c, a[j0 + i], coef, other[i]);
     }
+  }
+  // The column phase, A <- A J and V <- V J, with the step's NMAX / 2 rotations from shared memory.
+  __device__ __forceinline__ void rotate_columns_of(const RotationSE<S>* rot) {
+#pragma unroll
+    for (int k = 0; k < NMAX / 2; ++k) {
+      const RotationSE<S> r = load_rotation(&rot[k]);
+      rotate_columns(a[2 * k], a[2 * k + 1], r.c, r.s_e);
+      rotate_columns(v[2 * k], v[2 * k + 1], r.c, r.s_e);
+    }
+  }
+
+  // One step: rotations of all seat pairs (2k, 2k+1), then the tournament move. `rot` holds the
+  // step's NMAX / 2 rotations in shared memory (the caller alternates two buffers from step to step,
+  // so that one barrier a step suffices); `next` is the lane's schedule entry for the next step
+  // (Schedule). ROWS_FIRST: the row phase before the column phase (J^H (A J) = (J^H A) J), so that
+  // its shuffles overlap the rotations' trip through shared memory: faster where a warp's steps are
+  // the critical path (warm batches of 1024), slower in some cold batches, so warm starts take it
+  // and cold solves keep the column phase first, the same in the batched and persistent kernels
+  // (bench/results/2026-11-25-h100-register-schedule.md).
+  template <bool ROWS_FIRST>
+  __device__ __forceinline__ void step(RotationSE<S>* rot, unsigned next, R negligible2) {
+    // Both seats of a pair compute its rotation, from the even seat's a(p, q) and both diagonal
+    // entries (rotation_of rounds alike in every thread), so each has it, and its new diagonal entry,
+    // at once; the even seat alone publishes it for the column phase.
+    const unsigned pair = unsigned(seat) >> 1;
+    const bool even = (seat & 1) == 0;
+    const S own_apq = partner_entry();  // meaningful in the even seat
+    const R d_partner = shfl<NMAX>(mask, d, partner);
+    const S partner_apq = shfl<NMAX>(mask, own_apq, partner);
+    const Rot<S> mine = rotation_of(even ? d : d_partner, even ? d_partner : d, even ? own_apq : partner_apq, negligible2);
+    if (even) store_rotation(&rot[pair], mine.s_e, mine.c);
+    d = even ? d - mine.shift : d + mine.shift;
+    // A rotated pair's block loses both entries of the row's pair: a(p, q) becomes exactly zero, and
+    // the row's own entry is stale anyway (d holds it). One test per pair, on an opaque one-hot
+    // mask, after the second phase.
+    const unsigned zero_pair = opaque(is_zero(mine.s_e) ? 0u : 1u << pair);
+    if constexpr (ROWS_FIRST) {
+      rotate_rows(mine);
+      __syncwarp(mask);  // every rotation of the step published
+      rotate_columns_of(rot);
+    } else {
+      __syncwarp(mask);
+      rotate_columns_of(rot);
+      rotate_rows(mine);
+    }
+#pragma unroll
+    for (int k = 0; k < NMAX / 2; ++k)
+      if ((zero_pair >> k) & 1u) a[2 * k] = a[2 * k + 1] = from_real<S>(R(0));
     // The tournament move: columns (of A and V) by register renaming; the row follows its seat.
     S ta[NMAX], tv[NMAX];
 #pragma unroll

@@ -503,8 +503,7 @@ inline constexpr bool kRegistersFit = sizeof(S) * NMAX <= 256;
 // The shared memory of one matrix's register solve: the rotations of a step and the sort.
 template <class S, int NMAX>
 struct RegisterScratch {
-  RotationSE<S> rot[NMAX / 2];
-  real_of<S> diag[NMAX];  // a step's new diagonal, by seat
+  RotationSE<S> rot[2][NMAX / 2];  // a step's rotations, in two buffers used in turn
   real_of<S> w[NMAX];
   int player[NMAX];
   int rank[NMAX];
@@ -611,13 +610,20 @@ __device__ __forceinline__ SolveInfo solve_in_registers(const Args<S>& args, ind
   const R negligible2 = negligible_square(target, n);
   int sweeps = 0;
   R off = 0;
+  // The rotation buffer of the next step. It alternates across sweep boundaries too: a sweep has an
+  // odd number of steps, and nothing between two sweeps orders one's reads before the next's writes.
+  unsigned buffer = 0;
   for (;;) {
     off = sqrt(registers::group_sum<NMAX>(mask, m.off_norm2_of_row()));
     if (off <= target || sweeps == args.max_sweeps) break;
     ++sweeps;
     const auto& schedule = registers::kSchedule<NMAX>.entry;
-    for (int step = 0; step < NMAX - 1; ++step)
-      m.step(scratch.rot, scratch.diag, schedule[step + 1 < NMAX - 1 ? step + 1 : 0][lane], negligible2);
+    if (v0)  // the row phase first for warm starts (Registers::step); a cold solve is the same everywhere
+      for (int step = 0; step < NMAX - 1; ++step, buffer ^= 1u)
+        m.template step<true>(scratch.rot[buffer], schedule[step + 1 < NMAX - 1 ? step + 1 : 0][lane], negligible2);
+    else
+      for (int step = 0; step < NMAX - 1; ++step, buffer ^= 1u)
+        m.template step<false>(scratch.rot[buffer], schedule[step + 1 < NMAX - 1 ? step + 1 : 0][lane], negligible2);
   }
 
   // The eigenvalue of the row, taken before A's registers are freed for the Newton-Schulz step.
