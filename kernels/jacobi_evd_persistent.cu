@@ -1,6 +1,7 @@
 // The persistent EVD kernel: resident consumers that claim items from the work rings of
-// eigstream::cuda::PersistentSolver (protocol in eigstream/detail/persistent_ring.hpp), solve each
-// with the per-matrix solves of jacobi_evd_solve.cuh, and publish completion.
+// eigstream::cuda::PersistentSolver (protocol in eigstream/detail/persistent_ring.hpp), share out the
+// matrices of items that hold several, solve each matrix with the per-matrix solves of
+// jacobi_evd_solve.cuh, and publish the completion of items.
 //
 // Polling: the rings live in mapped host memory, and a read of it crosses PCIe, so only one warp,
 // the poller (the grid's first block), reads it while waiting: it scans 32 slots a round for newly
@@ -28,8 +29,9 @@
 //
 // Memory ordering: the poller reads slot states with acquire at system scope and publishes
 // `visible` with release at device scope; consumers read it with acquire, so the item they then read
-// is the one the producer published. Before the leader releases a slot (system scope), every thread
-// of the consumer fences at system scope, so the outputs (in device or host memory) are visible first.
+// is the one the producer published. Before the leader releases a slot (system scope), or counts a
+// matrix of a several-matrix item finished (an acquire-release add, system scope), every thread of
+// the consumer fences at system scope, so the outputs (in device or host memory) are visible first.
 #include <cuda_runtime.h>
 
 #include <complex>
@@ -243,6 +245,100 @@ __device__ bool ticket_drained(const PersistentEvdArgs<T>& args, std::uint64_t t
   return ticket != kNone ? ticket >= visible : load_volatile(args.rings[0].head) >= visible;
 }
 
+// Items of several matrices. The consumer that claims the position of an item of count > 1 (either
+// way above) opens it: it sets the slot's `taken` word to "matrix 0 handed out" (matrix 0 is its
+// own), names the item in its ring's `open` word, and then takes the item's matrices one by one
+// itself, each with a fetch-and-add on `taken`, until none is left: every matrix is claimed even if
+// nobody helps. Idle consumers help: before claiming a new position they take matrices of the open
+// item in the same way, and keep taking from it while it lasts. So an item of one matrix costs what
+// it always did, and a batch is spread over as many consumers as are idle.
+// `taken` and `open` name the item besides counting (item_word), so that an add which meets a later
+// item in the slot (the named one finished, and the slot was refilled and opened again) is seen for
+// what it is: the claim of that item's matrix, checked against that item's count, read from host
+// memory (a rare race; the copy is trusted only if the slot's state still shows the item
+// unfinished). An add past the last matrix takes nothing; a helper adds at most once to each open
+// item it finds exhausted, and clears the open word. Each slot's `finished` word counts its item's
+// finished (low 32 bits) and cancelled (high 32 bits) matrices; the consumer that finishes the last
+// resets it and releases the slot.
+constexpr int kCountBits = 20;  // below: the matrix count; above: the position + 1 (0: no item)
+static_assert(cuda::kMaxItemMatrices <= (1 << (kCountBits - 1)), "room for the adds that land past an item's end");
+__device__ __forceinline__ std::uint64_t item_word(std::uint64_t position, std::uint64_t number) {
+  return (position + 1) << kCountBits | number;
+}
+__device__ __forceinline__ std::uint64_t word_position(std::uint64_t word) { return (word >> kCountBits) - 1; }
+__device__ __forceinline__ int word_number(std::uint64_t word) {
+  return int(word & ((std::uint64_t(1) << kCountBits) - 1));
+}
+
+// An item's matrices. Device code's count is not checked on submit (persistent_submit.cuh); a bad
+// one must not hang the solver.
+__device__ __forceinline__ int matrices_of(int count) { return min(max(count, 1), cuda::kMaxItemMatrices); }
+
+struct ItemKey {  // which item the consumer's shared copy (`item`) is
+  int ring = -1;
+  std::uint64_t position = kNone;
+};
+struct Claimed {  // the matrix a leader claimed
+  int ring = 0;
+  std::uint64_t position = kNone;
+  int index = 0;
+};
+struct Share {  // the item of several matrices that a leader takes from, while it lasts
+  int ring = -1;
+  std::uint64_t position = kNone;
+  int count = 0;
+};
+
+// The leader's item copy: reads item `position` of ring r from host memory unless it holds it.
+template <class T>
+__device__ void load_item(const Ring<T>& ring, int r, std::uint64_t position, EvdItem<T>& item, ItemKey& key) {
+  if (key.ring == r && key.position == position) return;
+  item = ring.slots[position & (ring.capacity - 1)].item;
+  key = {r, position};
+}
+
+// Takes the next matrix of item `position` (count matrices) of ring r, or, if the slot has moved on
+// to a later item, the matrix of that one the add took; false when the add took none.
+template <class T>
+__device__ bool take_matrix(const Ring<T>& ring, int r, std::uint64_t position, int count, EvdItem<T>& item,
+                            ItemKey& key, Share& share, Claimed& claimed) {
+  std::uint64_t* taken = &ring.taken[position & (ring.capacity - 1)];
+  const std::uint64_t before = atomicAdd(reinterpret_cast<unsigned long long*>(taken), 1ull);
+  if (before < item_word(position, 0)) return false;  // cannot happen: the item was opened before it was named
+  const std::uint64_t named = word_position(before);
+  const int index = word_number(before);
+  if (named != position) {  // a later item of the slot, opened since
+    const auto& slot = ring.slots[named & (ring.capacity - 1)];
+    key = {};
+    item = slot.item;
+    __threadfence_system();  // the item's loads, then the state's
+    if (load_acquire_system(&slot.state) != named + 1) return false;  // finished: the add took nothing
+    key = {r, named};
+    count = matrices_of(item.count);
+  }
+  if (index >= count) return false;
+  load_item(ring, r, named, item, key);
+  share = {r, named, count};
+  claimed = {r, named, index};
+  return true;
+}
+
+// Opens item `position` of ring r, just claimed (its matrix 0), if it has several matrices.
+template <class T>
+__device__ void open_item(const Ring<T>& ring, int r, std::uint64_t position, int count, Share& share) {
+  if (count == 1) return;
+  atomicExch(reinterpret_cast<unsigned long long*>(&ring.taken[position & (ring.capacity - 1)]), item_word(position, 1));
+  __threadfence();  // taken, then open
+  atomicExch(reinterpret_cast<unsigned long long*>(ring.open), item_word(position, count));
+  share = {r, position, count};
+}
+
+__device__ __forceinline__ std::uint64_t fetch_add_acq_rel_system(std::uint64_t* p, std::uint64_t v) {
+  std::uint64_t before;
+  asm volatile("atom.acq_rel.sys.global.add.u64 %0, [%1], %2;" : "=l"(before) : "l"(p), "l"(v) : "memory");
+  return before;
+}
+
 // Copies an n x n matrix (leading dimension ld) into dense staging, all of a thread's loads (up to
 // 8) issued before its first store: from host memory each load is a PCIe round trip, and a loop
 // that stores as it goes waits for them one after another (16 of them per thread at n = 64).
@@ -310,7 +406,7 @@ __global__ void __launch_bounds__(kBlockThreads<typename DeviceScalar<T>::type, 
   auto* item = reinterpret_cast<EvdItem<T>*>(mine);
   char* work = mine + evd::align16(sizeof(EvdItem<std::complex<double>>));
   __shared__ std::uint64_t claimed_all[kConsumers];
-  __shared__ int ring_all[kConsumers], stop_all[kConsumers];
+  __shared__ int ring_all[kConsumers], index_all[kConsumers], stop_all[kConsumers];
   ConsumerCounters& counters = args.counters[(blockIdx.x - 1) * kConsumers + group];
   ConsumerCounters totals;  // what this consumer's launches before (parking) counted
   {
@@ -319,25 +415,59 @@ __global__ void __launch_bounds__(kBlockThreads<typename DeviceScalar<T>::type, 
   }
   unsigned sleep_ns = 0;
   const bool tickets = args.park_after_ns != 0;  // how consumers claim (see claim_by_ticket)
-  std::uint64_t ticket = kNone;                  // the leader's ticket of ring 0, if it holds one
+  // The leader's: its ticket of ring 0, if it holds one; which item `item` holds; the item of several
+  // matrices it takes from; the open words it found exhausted.
+  std::uint64_t ticket = kNone;
+  ItemKey key;
+  Share share;
+  std::uint64_t exhausted[2] = {0, 0};
 
   for (;;) {
     if (lane == 0) {
-      std::uint64_t claimed = kNone;
-      int ring = 0;
-      if (tickets) {
-        claimed = claim_by_ticket(args, ticket);
-      } else {
-        for (; ring < 2 && claimed == kNone; ++ring) claimed = try_claim(args, ring);
-        --ring;
+      Claimed c;
+      bool got = false;
+      if (share.ring >= 0) {  // the item of several matrices it opened or helps
+        const Ring<T>& ring = args.rings[share.ring];
+        const std::uint64_t opened = item_word(share.position, std::uint64_t(share.count));
+        got = take_matrix(ring, share.ring, share.position, share.count, *item, key, share, c);
+        if (!got) {
+          atomicCAS(reinterpret_cast<unsigned long long*>(ring.open), opened, 0ull);
+          share = {};
+        }
+      }
+      for (int r = 0; r < 2 && !got; ++r) {  // help the open item of a ring
+        const std::uint64_t open = load_acquire_device(args.rings[r].open);
+        if (open == 0 || open == exhausted[r]) continue;
+        got = take_matrix(args.rings[r], r, word_position(open), word_number(open), *item, key, share, c);
+        if (!got) {
+          exhausted[r] = open;
+          atomicCAS(reinterpret_cast<unsigned long long*>(args.rings[r].open), open, 0ull);
+        }
+      }
+      if (!got) {  // a new position
+        std::uint64_t position = kNone;
+        int r = 0;
+        if (tickets) {
+          position = claim_by_ticket(args, ticket);
+        } else {
+          for (; r < 2 && position == kNone; ++r) position = try_claim(args, r);
+          --r;
+        }
+        if (position != kNone) {
+          load_item(args.rings[r], r, position, *item, key);
+          open_item(args.rings[r], r, position, matrices_of(item->count), share);
+          c = {r, position, 0};
+          got = true;
+        }
       }
       const int run_state = *reinterpret_cast<const volatile int*>(args.run_state);
-      if (claimed != kNone) *item = args.rings[ring].slots[claimed & (args.rings[ring].capacity - 1)].item;
-      claimed_all[group] = claimed;
-      ring_all[group] = ring;
+      claimed_all[group] = got ? c.position : kNone;
+      ring_all[group] = c.ring;
+      index_all[group] = c.index;
       // Stop when the poller has stopped (shutdown or park) and nothing is left; a cancelling
-      // shutdown claims the rest unsolved.
-      stop_all[group] = claimed == kNone && (tickets ? ticket_drained(args, ticket) : drained(args));
+      // shutdown claims the rest unsolved. (An opened item's matrices are all claimed by its opener
+      // before it stops.)
+      stop_all[group] = !got && (tickets ? ticket_drained(args, ticket) : drained(args));
       stop_all[group] |= run_state == cuda::detail::kCancel ? 2 : 0;
     }
     g.sync();
@@ -352,37 +482,37 @@ __global__ void __launch_bounds__(kBlockThreads<typename DeviceScalar<T>::type, 
       continue;
     }
     sleep_ns = 0;
-    std::uint64_t final_state = claimed + ring.capacity;
     if (cancel) {
       ++totals.cancelled;
-      final_state |= kCancelledBit;
     } else {
       // The item's matrices may be in host memory, where every read crosses PCIe: the solve works on
       // copies in this consumer's staging area of device memory, read and written in bulk.
       const EvdItem<T>& it = *item;
+      const index_t i = index_all[group];
       const int n = it.n;
       S* a = reinterpret_cast<S*>(args.staging) + std::size_t(blockIdx.x - 1) * kConsumers * args.staging_stride +
              std::size_t(group) * args.staging_stride;
       S* v0 = a + n * n;
       S* v = v0 + n * n;
       R* w = reinterpret_cast<R*>(v + n * n);
-      const S* in_a = reinterpret_cast<const S*>(it.a);
-      const S* in_v0 = reinterpret_cast<const S*>(it.warm_start);
+      const S* in_a = reinterpret_cast<const S*>(it.a + i * it.stride_a);
+      const S* in_v0 = it.warm_start ? reinterpret_cast<const S*>(it.warm_start + i * it.stride_warm_start) : nullptr;
       stage_in<THREADS>(a, in_a, it.lda, n, lane);
       if (in_v0) stage_in<THREADS>(v0, in_v0, it.ldw, n, lane);
       g.sync();
-      const Args<S> one{a, n, 0, w, 0, v, n, 0, in_v0 ? v0 : nullptr, n, 0, it.info, n, 1,
+      const Args<S> one{a, n, 0, w, 0, v, n, 0, in_v0 ? v0 : nullptr, n, 0, it.info + i, n, 1,
                         R(args.tol), R(args.symmetry_tol), args.max_sweeps, args.sort, it.reorthonormalise};
       const SolveInfo info = solve_item<S, NMAX, BLOCK_PER_ITEM>(one, lane, g.mask, work);
       g.sync();
-      for (int i = lane; i < n; i += THREADS) it.values[i] = w[i];
+      real_t<T>* values = it.values + i * it.stride_values;
+      for (int j = lane; j < n; j += THREADS) values[j] = w[j];
       if (it.vectors) {
-        S* out_v = reinterpret_cast<S*>(it.vectors);
+        S* out_v = reinterpret_cast<S*>(it.vectors + i * it.stride_vectors);
         for (int idx = lane; idx < n * n; idx += THREADS) out_v[idx % n + index_t(idx / n) * it.ldv] = v[idx];
       }
       ++totals.completed;
       totals.failed += info.invalid_input || !info.converged;
-      __threadfence_system();  // this thread's outputs, before the leader's release
+      __threadfence_system();  // this thread's outputs, before the leader finishes the matrix
     }
     g.sync();
     if (lane == 0) {  // counters first: whoever sees the item finished also sees it counted
@@ -390,7 +520,21 @@ __global__ void __launch_bounds__(kBlockThreads<typename DeviceScalar<T>::type, 
       out.completed = totals.completed;
       out.failed = totals.failed;
       out.cancelled = totals.cancelled;
-      store_release_system(&ring.slots[claimed & (ring.capacity - 1)].state, final_state);
+      std::uint64_t final_state = (claimed + ring.capacity) | (cancel ? kCancelledBit : 0);
+      bool last = true;
+      const int count = matrices_of(item->count);
+      if (count > 1) {
+        // Acquire-release, so that the consumer that finishes the last matrix has seen every other's
+        // outputs before it releases the slot.
+        std::uint64_t* finished = &ring.finished[claimed & (ring.capacity - 1)];
+        const std::uint64_t before = fetch_add_acq_rel_system(finished, cancel ? (std::uint64_t(1) << 32) + 1 : 1);
+        last = int(before & 0xffffffffu) + 1 == count;
+        if (last) {
+          *reinterpret_cast<volatile std::uint64_t*>(finished) = 0;  // for the slot's next item
+          if (before >> 32) final_state |= kCancelledBit;
+        }
+      }
+      if (last) store_release_system(&ring.slots[claimed & (ring.capacity - 1)].state, final_state);
     }
   }
 }

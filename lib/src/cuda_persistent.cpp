@@ -71,8 +71,11 @@ struct PersistentSolver<T>::State {
   std::uint64_t* parked = nullptr;       // mapped: set by the kernel when it parks, cleared by wake()
   detail::ConsumerCounters* counters = nullptr;  // mapped, one per consumer
   // Device memory: [0, 1] the rings' heads, [2] the device ring's tail, [3, 4] the rings' visible
-  // counts, [5] the poller's done flag.
+  // counts, [5] the poller's done flag, [6] the matrices device code submitted, [7, 8] the rings'
+  // open items.
   std::uint64_t* device_words = nullptr;
+  static constexpr int kDeviceWords = 9;
+  std::uint64_t* item_words = nullptr;           // device memory: the rings' `taken` and `finished` words
   int* run_state = nullptr;                      // device memory
   T* staging = nullptr;                          // device memory: each consumer's copies of its item
   kernels::PersistentEvdArgs<T> args{};
@@ -84,12 +87,13 @@ struct PersistentSolver<T>::State {
   // that threads submitting at once do not all write one line: shutdown waits for every shard.
   struct alignas(64) SubmitShard {
     std::atomic<int> count{0};
+    std::atomic<std::uint64_t> matrices{0};  // submitted by the threads of this shard
   };
   std::array<SubmitShard, 16> submitting{};
-  std::atomic<int>& my_submit_shard() {
+  SubmitShard& my_submit_shard() {
     static std::atomic<unsigned> next_thread{0};
     thread_local const unsigned mine = next_thread.fetch_add(1, std::memory_order_relaxed) % submitting.size();
-    return submitting[mine].count;
+    return submitting[mine];
   }
   std::atomic<bool> stopped{false};
 
@@ -101,6 +105,7 @@ struct PersistentSolver<T>::State {
     cudaFreeHost(parked);
     cudaFreeHost(counters);
     cudaFree(device_words);
+    cudaFree(item_words);
     cudaFree(run_state);
     cudaFree(staging);
   }
@@ -195,7 +200,8 @@ PersistentSolver<T>::PersistentSolver(const PersistentOptions& options) : state_
   s.host_tail = mapped_alloc<std::uint64_t>(1, "PersistentSolver: ring memory");
   s.parked = mapped_alloc<std::uint64_t>(1, "PersistentSolver: ring memory");
   s.counters = mapped_alloc<detail::ConsumerCounters>(std::size_t(s.consumers), "PersistentSolver: counters");
-  check_cuda(cudaMalloc(reinterpret_cast<void**>(&s.device_words), 6 * sizeof(std::uint64_t)), op);
+  check_cuda(cudaMalloc(reinterpret_cast<void**>(&s.device_words), State::kDeviceWords * sizeof(std::uint64_t)), op);
+  check_cuda(cudaMalloc(reinterpret_cast<void**>(&s.item_words), 4 * s.capacity * sizeof(std::uint64_t)), op);
   check_cuda(cudaMalloc(reinterpret_cast<void**>(&s.run_state), sizeof(int)), op);
   check_cuda(cudaMalloc(reinterpret_cast<void**>(&s.staging), sizeof(T) * shape.staging_stride * std::size_t(s.consumers)),
              op);
@@ -203,13 +209,17 @@ PersistentSolver<T>::PersistentSolver(const PersistentOptions& options) : state_
   check_cuda(cudaStreamCreateWithFlags(&s.control, cudaStreamNonBlocking), op);
   // On the kernel's stream, so they precede it without waiting for the device (another solver's
   // kernel may be resident).
-  check_cuda(cudaMemsetAsync(s.device_words, 0, 6 * sizeof(std::uint64_t), s.stream), op);
+  check_cuda(cudaMemsetAsync(s.device_words, 0, State::kDeviceWords * sizeof(std::uint64_t), s.stream), op);
+  check_cuda(cudaMemsetAsync(s.item_words, 0, 4 * s.capacity * sizeof(std::uint64_t), s.stream), op);
   check_cuda(cudaMemsetAsync(s.run_state, 0, sizeof(int), s.stream), op);
 
   detail::RingSlot<T>* slots = device_pointer(s.slots, op);
   auto& a = s.args;
-  a.rings[0] = {slots, s.device_words, device_pointer(s.host_tail, op), s.capacity};
-  a.rings[1] = {slots + s.capacity, s.device_words + 1, s.device_words + 2, s.capacity};
+  std::uint64_t* taken = s.item_words;
+  std::uint64_t* finished = s.item_words + 2 * s.capacity;
+  a.rings[0] = {slots, s.device_words, device_pointer(s.host_tail, op), s.capacity, s.device_words + 7, taken, finished};
+  a.rings[1] = {slots + s.capacity, s.device_words + 1, s.device_words + 2, s.capacity, s.device_words + 8,
+                taken + s.capacity, finished + s.capacity};
   a.run_state = s.run_state;
   a.visible = s.device_words + 3;
   a.poller_done = s.device_words + 5;
@@ -242,7 +252,9 @@ std::optional<Ticket> PersistentSolver<T>::submit(const EvdItem<T>& item, Submit
   const char* op = "PersistentSolver::submit";
   State& s = *state_;
   const auto check = [&](bool ok, const char* what) {
-    if (!ok) invalid(std::string(op) + ": " + what + " (n = " + std::to_string(item.n) + ")");
+    if (!ok)
+      invalid(std::string(op) + ": " + what + " (n = " + std::to_string(item.n) + ", count = " + std::to_string(item.count) +
+              ")");
   };
   check(item.n >= 1 && item.n <= s.options.max_n, "n must be in [1, max_n]");
   check(item.a && item.lda >= item.n, "A is missing or its leading dimension is below n");
@@ -250,12 +262,20 @@ std::optional<Ticket> PersistentSolver<T>::submit(const EvdItem<T>& item, Submit
   check(item.info != nullptr, "info is missing");
   check(!item.vectors || item.ldv >= item.n, "the vectors' leading dimension is below n");
   check(!item.warm_start || item.ldw >= item.n, "the warm start's leading dimension is below n");
+  check(item.count >= 1 && item.count <= kMaxItemMatrices, "count must be in [1, 2^18]");
+  if (item.count > 1) {
+    check(item.stride_a >= 0 && item.stride_warm_start >= 0, "stride_a and stride_warm_start must be >= 0");
+    check(item.stride_values >= item.n, "stride_values is below n: the matrices' eigenvalues would overlap");
+    check(!item.vectors || item.stride_vectors >= item.ldv * item.n,
+          "stride_vectors is below ldv * n: the matrices' eigenvectors would overlap");
+  }
 
+  typename State::SubmitShard& shard = s.my_submit_shard();
   struct Guard {
     std::atomic<int>& count;
     explicit Guard(std::atomic<int>& c) : count(c) { ++count; }
     ~Guard() { --count; }
-  } guard(s.my_submit_shard());
+  } guard(shard.count);
   if (!s.accepting) invalid(std::string(op) + ": the solver has been shut down");
 
   auto last_check = Clock::now();
@@ -269,6 +289,7 @@ std::optional<Ticket> PersistentSolver<T>::submit(const EvdItem<T>& item, Submit
   const auto publish = [&](std::uint64_t t) {
     detail::RingSlot<T>& slot = s.slots[t & (s.capacity - 1)];
     slot.item = item;
+    shard.matrices.fetch_add(std::uint64_t(item.count), std::memory_order_relaxed);
     store_release(&slot.state, t + 1);
     if (s.args.park_after_ns) s.wake(op);
     return Ticket{t, false};
@@ -329,18 +350,20 @@ template <class T>
 DeviceQueue<T> PersistentSolver<T>::device_queue() const {
   if (state_->args.park_after_ns)
     invalid("PersistentSolver::device_queue: the solver parks (park_after_us > 0), and device code cannot wake it");
-  return {state_->args.rings[1], state_->args.run_state};
+  return {state_->args.rings[1], state_->args.run_state, state_->device_words + 6};
 }
 
 template <class T>
 PersistentCounters PersistentSolver<T>::counters() const {
   const State& s = *state_;
-  std::uint64_t device_tail = 0;
-  check_cuda(cudaMemcpyAsync(&device_tail, s.device_words + 2, sizeof device_tail, cudaMemcpyDeviceToHost, s.control),
+  std::uint64_t device_matrices = 0;
+  check_cuda(cudaMemcpyAsync(&device_matrices, s.device_words + 6, sizeof device_matrices, cudaMemcpyDeviceToHost,
+                             s.control),
              "PersistentSolver::counters");
   check_cuda(cudaStreamSynchronize(s.control), "PersistentSolver::counters");
   PersistentCounters c;
-  c.submitted = __atomic_load_n(s.host_tail, __ATOMIC_RELAXED) + device_tail;
+  c.submitted = device_matrices;
+  for (const auto& shard : s.submitting) c.submitted += shard.matrices.load(std::memory_order_relaxed);
   c.launches = s.launches;
   for (int i = 0; i < s.consumers; ++i) {
     const volatile detail::ConsumerCounters& k = s.counters[i];

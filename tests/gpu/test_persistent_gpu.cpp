@@ -209,6 +209,116 @@ TEMPLATE_TEST_CASE("gpu persistent: results equal the batched kernel's on the ha
   }
 }
 
+// Matrices of order n at a stride of their own (not packed), and their outputs likewise, for items
+// that hold a batch (EvdItem::count).
+template <class T>
+struct StridedBatch {
+  index_t n, count, stride_a, stride_w, stride_v;
+  Pinned<T> a, v;
+  Pinned<real_t<T>> w;
+  Pinned<SolveInfo> info;
+  StridedBatch(const std::vector<Matrix<T>>& ms, index_t gap)
+      : n(ms[0].rows), count(index_t(ms.size())), stride_a(n * n + gap), stride_w(n + gap), stride_v(n * n + 2 * gap),
+        a(std::size_t(stride_a * count)), v(std::size_t(stride_v * count)), w(std::size_t(stride_w * count)),
+        info(std::size_t(count)) {
+    for (index_t b = 0; b < count; ++b) std::copy(ms[std::size_t(b)].data.begin(), ms[std::size_t(b)].data.end(), &a[std::size_t(b * stride_a)]);
+  }
+  // The matrices [first, first + matrices) as one item.
+  EvdItem<T> item(index_t first, int matrices) const {
+    EvdItem<T> it;
+    it.a = &a[std::size_t(first * stride_a)], it.lda = n, it.stride_a = stride_a;
+    it.values = &w[std::size_t(first * stride_w)], it.stride_values = stride_w;
+    it.vectors = &v[std::size_t(first * stride_v)], it.ldv = n, it.stride_vectors = stride_v;
+    it.info = &info[std::size_t(first)];
+    it.n = int(n), it.count = matrices;
+    return it;
+  }
+  std::vector<real_t<T>> values(index_t b) const { return {&w[std::size_t(b * stride_w)], &w[std::size_t(b * stride_w + n)]}; }
+  Matrix<T> vectors(index_t b) const {
+    Matrix<T> m(n, n);
+    std::copy_n(&v[std::size_t(b * stride_v)], n * n, m.data.begin());
+    return m;
+  }
+};
+
+TEMPLATE_TEST_CASE("gpu persistent: items holding batches are solved matrix by matrix, as the batched kernel solves them",
+                   "[gpu][persistent]", float, std::complex<float>, double) {
+  using T = TestType;
+  const index_t n = GENERATE(1, 3, 8, 13, 32, 64);
+  const bool block_per_item = GENERATE(false, true);
+  // 37 matrices: every hard case, then covariances; one NaN among them.
+  std::vector<Matrix<T>> ms;
+  for (EvdCase c : all_evd_cases()) ms.push_back(evd_case<T>(c, n, 3000 + std::uint64_t(n)));
+  while (ms.size() < 37) ms.push_back(evd_case<T>(EvdCase::covariance, n, 3100 + ms.size()));
+  const index_t bad = 11;
+  ms[bad](0, 0) = std::numeric_limits<real_t<T>>::quiet_NaN();
+  const index_t count = index_t(ms.size());
+  StridedBatch<T> batch(ms, 3);
+  {
+    PersistentSolver<T> solver(options_for(int(n), block_per_item));
+    // Three items: 20 matrices, 1, then the other 16.
+    const std::vector<Ticket> tickets = {*solver.submit(batch.item(0, 20)), *solver.submit(batch.item(20, 1)),
+                                         *solver.submit(batch.item(21, int(count) - 21))};
+    for (const Ticket& t : tickets) REQUIRE(solver.wait(t) == ItemState::done);
+    const auto c = solver.counters();
+    CHECK(c.submitted == std::uint64_t(count));
+    CHECK(c.completed == std::uint64_t(count));
+    CHECK(c.failed == 1);
+  }
+  // The batched kernel refuses a batch with a NaN: it gets the identity in the bad matrix's place.
+  std::vector<T> batch_a;
+  for (const Matrix<T>& m : ms) batch_a.insert(batch_a.end(), m.data.begin(), m.data.end());
+  for (index_t k = 0; k < n * n; ++k) batch_a[std::size_t(bad * n * n + k)] = T(k % (n + 1) == 0 ? 1 : 0);
+  std::vector<T> batch_v(batch_a.size());
+  std::vector<real_t<T>> batch_w(std::size_t(n * count));
+  std::vector<SolveInfo> batch_info{std::size_t(count)};
+  eigstream::Options gpu;
+  gpu.backend = eigstream::Backend::cuda;
+  eigstream::evd_batched(eigstream::batch<const T>(batch_a.data(), n, n, count), eigstream::vectors(batch_w.data(), n, count),
+                         eigstream::batch(batch_v.data(), n, n, count), batch_info.data(), gpu);
+  for (index_t b = 0; b < count; ++b) {
+    INFO(type_name<T>() << " n = " << n << " matrix " << b << (block_per_item ? " block per item" : ""));
+    const SolveInfo& s = batch.info[std::size_t(b)];
+    CHECK(s.invalid_input == (b == bad));
+    if (b == bad) {
+      CHECK(std::isnan(double(batch.values(b)[0])));
+      continue;
+    }
+    REQUIRE(s.converged);
+    const std::vector<real_t<T>> w = batch.values(b);
+    const double scale = std::abs(double(batch_w[std::size_t(b * n)])) + std::abs(double(batch_w[std::size_t(b * n + n - 1)]));
+    for (index_t k = 0; k < n; ++k) CHECK(std::abs(double(w[std::size_t(k)] - batch_w[std::size_t(b * n + k)])) <= 2 * n * eps<T>() * scale);
+    const Matrix<T> v = batch.vectors(b);
+    check_evd(ms[std::size_t(b)], w, &v, reference_eigenvalues(ms[std::size_t(b)]), eigstream::Sort::descending,
+              "gpu persistent batch item");
+  }
+  // The gaps between the matrices' outputs are never written.
+  for (index_t b = 0; b < count; ++b)
+    for (index_t k = n; k < batch.stride_w; ++k) CHECK(batch.w[std::size_t(b * batch.stride_w + k)] == real_t<T>(0));
+}
+
+TEST_CASE("gpu persistent: a batch item warm-started from one V0 (stride 0)", "[gpu][persistent]") {
+  using T = std::complex<float>;
+  const index_t n = 16, count = 12;
+  const Matrix<T> a = evd_case<T>(EvdCase::covariance, n, 81);
+  std::vector<Matrix<T>> ms;
+  for (index_t b = 0; b < count; ++b) ms.push_back(perturb_hermitian(a, 0.01, true, 82 + std::uint64_t(b)));
+  Items<T> first({a});
+  StridedBatch<T> batch(ms, 0);
+  PersistentSolver<T> solver(options_for(16));
+  REQUIRE(solver.wait(*solver.submit(first.item(0))) == ItemState::done);
+  EvdItem<T> it = batch.item(0, int(count));
+  it.warm_start = first.v.get(), it.ldw = n, it.stride_warm_start = 0;
+  REQUIRE(solver.wait(*solver.submit(it)) == ItemState::done);
+  for (index_t b = 0; b < count; ++b) {
+    INFO("matrix " << b);
+    CHECK(batch.info[std::size_t(b)].sweeps <= 3);
+    const Matrix<T> v = batch.vectors(b);
+    check_evd(ms[std::size_t(b)], batch.values(b), &v, reference_eigenvalues(ms[std::size_t(b)]),
+              eigstream::Sort::descending, "gpu persistent batch warm");
+  }
+}
+
 TEST_CASE("gpu persistent: warm start from the previous result", "[gpu][persistent]") {
   using T = std::complex<float>;
   const index_t n = 32;
@@ -259,6 +369,44 @@ TEST_CASE("gpu persistent: several host threads submit concurrently", "[gpu][per
     const Matrix<T> v = items.vectors(b);
     check_evd(ms[std::size_t(b)], items.values(b), &v, reference_eigenvalues(ms[std::size_t(b)]),
               eigstream::Sort::descending, "gpu persistent threads");
+  }
+}
+
+TEST_CASE("gpu persistent: several host threads submit batch items of assorted sizes", "[gpu][persistent]") {
+  using T = float;
+  const index_t n = 8, per_thread = 400;
+  const int threads = 4;
+  const std::vector<Matrix<T>> ms = covariances<T>(n, per_thread * threads, 700);
+  StridedBatch<T> batch(ms, 1);
+  PersistentOptions o = options_for(8);
+  o.capacity = 16;  // smaller than the work, so submitters also meet a full ring
+  PersistentSolver<T> solver(o);
+  std::atomic<int> wrong_state{0};
+  std::vector<std::thread> pool;
+  for (int t = 0; t < threads; ++t)
+    pool.emplace_back([&, t] {
+      std::vector<Ticket> tickets;
+      std::mt19937 rng{std::uint32_t(t)};
+      for (index_t k = 0; k < per_thread;) {  // items of 1 to 40 matrices
+        const int matrices = int(std::min<index_t>(per_thread - k, 1 + index_t(rng() % 40)));
+        tickets.push_back(*solver.submit(batch.item(t * per_thread + k, matrices)));
+        k += matrices;
+      }
+      for (const Ticket& ticket : tickets) wrong_state += solver.wait(ticket) != ItemState::done;
+    });
+  for (auto& th : pool) th.join();
+  CHECK(wrong_state == 0);
+  const auto c = solver.counters();
+  CHECK(c.submitted == std::uint64_t(threads * per_thread));
+  CHECK(c.completed == std::uint64_t(threads * per_thread));
+  int unsolved = 0;
+  for (index_t b = 0; b < batch.count; ++b) unsolved += !batch.info[std::size_t(b)].converged;
+  CHECK(unsolved == 0);
+  for (index_t b = 0; b < batch.count; b += 37) {
+    INFO("matrix " << b);
+    const Matrix<T> v = batch.vectors(b);
+    check_evd(ms[std::size_t(b)], batch.values(b), &v, reference_eigenvalues(ms[std::size_t(b)]),
+              eigstream::Sort::descending, "gpu persistent batch threads");
   }
 }
 
@@ -334,6 +482,43 @@ TEST_CASE("gpu persistent: shutdown with items in flight drains or cancels them"
     CHECK(c.completed == std::uint64_t(done));
     CHECK(c.cancelled == std::uint64_t(cancelled));
   }
+}
+
+TEST_CASE("gpu persistent: a cancelling shutdown with batch items in flight", "[gpu][persistent]") {
+  using T = std::complex<float>;
+  const index_t n = 64, per_item = 8, items_count = 6, count = per_item * items_count;
+  const std::vector<Matrix<T>> ms = covariances<T>(n, count, 1500);
+  StridedBatch<T> batch(ms, 0);
+  PersistentOptions o = options_for(64);
+  o.sms = 1, o.blocks_per_sm = 1;  // one consumer
+  PersistentSolver<T> solver(o);
+  std::vector<Ticket> tickets;
+  for (index_t k = 0; k < items_count; ++k) tickets.push_back(*solver.submit(batch.item(k * per_item, int(per_item))));
+  solver.shutdown(ShutdownMode::cancel);
+  int solved = 0, untouched = 0, cancelled_items = 0;
+  for (index_t k = 0; k < items_count; ++k) {
+    const ItemState s = solver.poll(tickets[std::size_t(k)]);
+    REQUIRE(s != ItemState::pending);
+    int item_solved = 0;
+    for (index_t b = k * per_item; b < (k + 1) * per_item; ++b) {
+      const bool converged = batch.info[std::size_t(b)].converged;
+      item_solved += converged;
+      if (!converged) CHECK(batch.info[std::size_t(b)].sweeps == 0);  // never touched
+    }
+    INFO("item " << k);
+    if (s == ItemState::done) CHECK(item_solved == per_item);  // done: every matrix solved
+    if (s == ItemState::cancelled) {
+      CHECK(item_solved < per_item);
+      ++cancelled_items;
+    }
+    solved += item_solved;
+    untouched += int(per_item) - item_solved;
+  }
+  CHECK(cancelled_items > 0);  // one consumer cannot have solved 48 cold 64 x 64 matrices that fast
+  const auto c = solver.counters();
+  CHECK(c.submitted == std::uint64_t(count));
+  CHECK(c.completed == std::uint64_t(solved));
+  CHECK(c.cancelled == std::uint64_t(untouched));
 }
 
 TEST_CASE("gpu persistent: a NaN item among good ones is flagged, the others are solved", "[gpu][persistent]") {
@@ -517,6 +702,19 @@ TEST_CASE("gpu persistent: bad items and options are refused clearly", "[gpu][pe
   it = items.item(0);
   it.lda = 4;
   refused([&] { wide.submit(it); }, "leading dimension");
+  it = items.item(0);
+  it.count = 0;
+  refused([&] { wide.submit(it); }, "count must be in [1, 2^18]");
+  it.count = eigstream::cuda::kMaxItemMatrices + 1;
+  refused([&] { wide.submit(it); }, "count must be in [1, 2^18]");
+  it.count = 2, it.stride_a = 81, it.stride_vectors = 81;
+  it.stride_values = 8;
+  refused([&] { wide.submit(it); }, "stride_values is below n");
+  it.stride_values = 9, it.stride_vectors = 80;
+  refused([&] { wide.submit(it); }, "stride_vectors is below ldv * n");
+  it.stride_vectors = 81, it.stride_a = -1;
+  refused([&] { wide.submit(it); }, "stride_a and stride_warm_start must be >= 0");
+  CHECK(wide.counters().submitted == 0);  // nothing refused was queued
 }
 
 // Run alone (CTest "gpu: persistent kernel fault"): a fault poisons the CUDA context of the process.

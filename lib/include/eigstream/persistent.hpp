@@ -1,6 +1,6 @@
 // The persistent GPU solver for streams (CUDA users): one resident kernel, launched once, solves
-// Hermitian EVDs submitted one at a time, without a launch, a workspace query or a host
-// synchronisation per matrix. Items go into a ring in device-visible memory, from host threads
+// Hermitian EVDs submitted one at a time (an item: one matrix or a small batch), without a launch,
+// a workspace query or a host synchronisation per item. Items go into a ring in device-visible memory, from host threads
 // (submit) or from device code on any stream (eigstream/persistent_submit.cuh); resident warps or
 // blocks claim them, solve them with the batched kernels' per-matrix code, and publish completion.
 //
@@ -42,15 +42,15 @@
 namespace eigstream::cuda {
 
 struct PersistentOptions {
-  // Largest item. Up to 32, an item is solved by NMAX lanes of a warp, NMAX the power of two from 4
-  // holding max_n (a warp solves 32 / NMAX items at once); up to 64, by a block.
+  // Largest matrix. Up to 32, a matrix is solved by NMAX lanes of a warp, NMAX the power of two from 4
+  // holding max_n (a warp solves 32 / NMAX matrices at once); up to 64, by a block.
   int max_n = 32;
-  // Latency instead of throughput for max_n <= 32: each item is solved by a whole block (96 threads
+  // Latency instead of throughput for max_n <= 32: each matrix is solved by a whole block (96 threads
   // at max_n <= 16, 288 at max_n <= 32; a thread per 2 x 2 block of A or a row of V in four pairs'
   // columns in a Jacobi step), so it finishes sooner (H100, complex float, warm: p99 75-88 us against
-  // 232-240 us at n = 32, bench/results/2026-11-25-h100-step-banks.md), but fewer items are solved at
+  // 232-240 us at n = 32, bench/results/2026-11-25-h100-step-banks.md), but fewer matrices are solved at
   // once.
-  // Off: NMAX lanes of a warp per item. For max_n > 32 an item always gets a block of 256 threads
+  // Off: NMAX lanes of a warp per matrix. For max_n > 32 a matrix always gets a block of 256 threads
   // (p99 306-312 us at n = 64), and this option changes nothing.
   bool block_per_item = false;
   int sms = 0;                    // SMs to occupy; 0: all but one (room for other kernels)
@@ -66,7 +66,7 @@ struct PersistentOptions {
 
 enum class SubmitMode { wait, fail };        // what submit does when the ring is full
 enum class ShutdownMode { drain, cancel };   // solve what is queued, or cancel it
-enum class ItemState { pending, done, cancelled };
+enum class ItemState { pending, done, cancelled };  // cancelled: some matrix of the item was
 
 // The handle of a submitted item: which ring and its position there.
 struct Ticket {
@@ -74,10 +74,11 @@ struct Ticket {
   bool from_device = false;  // submitted by device code (DeviceQueue)
 };
 
+// Counted in matrices (an item of count k counts k), but launches.
 struct PersistentCounters {
   std::uint64_t submitted = 0;  // by the host and by device code
   std::uint64_t completed = 0;  // solved, valid or not
-  std::uint64_t failed = 0;     // solved with invalid input or not converged (see the item's SolveInfo)
+  std::uint64_t failed = 0;     // solved with invalid input or not converged (see the matrix's SolveInfo)
   std::uint64_t cancelled = 0;  // cancelled by a cancelling shutdown
   std::uint64_t launches = 0;   // of the kernel: 1, plus one per wake after a park
 };
@@ -86,7 +87,8 @@ struct PersistentCounters {
 template <class T>
 struct DeviceQueue {
   detail::Ring<T> ring;
-  const int* run_state;  // device memory
+  const int* run_state;                // device memory
+  std::uint64_t* submitted_matrices;   // device memory: what device code has submitted, in matrices
 };
 
 template <class T>  // float, double, std::complex<float>, std::complex<double>
@@ -100,13 +102,14 @@ class PersistentSolver {
   PersistentSolver& operator=(const PersistentSolver&) = delete;
 
   // Queues one item; thread-safe. Its sizes are checked here (Error invalid_argument), its data on
-  // the GPU (a NaN or non-Hermitian matrix gets info->invalid_input and NaN outputs). A full ring
+  // the GPU (a NaN or non-Hermitian matrix gets its info[i].invalid_input and NaN outputs; the other
+  // matrices of the item are solved). A full ring
   // makes SubmitMode::wait wait and SubmitMode::fail return no ticket. Throws Error(invalid_argument)
   // after shutdown and Error(cuda) once the kernel has failed.
   std::optional<Ticket> submit(const EvdItem<T>& item, SubmitMode mode = SubmitMode::wait);
 
   ItemState poll(const Ticket& ticket) const;
-  // Waits until the item is finished; throws Error(cuda) when the kernel fails or stops first.
+  // Waits until the item (every matrix of it) is finished; throws Error(cuda) when the kernel fails or stops first.
   ItemState wait(const Ticket& ticket) const;
   // Work queued on `stream` after this call runs once the item is finished (a one-thread kernel
   // waits on the GPU, so the host does not).

@@ -31,7 +31,8 @@ __device__ __forceinline__ void store_release_system(std::uint64_t* p, std::uint
 
 }  // namespace detail
 
-// Queues `item` (sizes are not checked here: n <= max_n, info and values must be set). Returns
+// Queues `item` (sizes are not checked here: n <= max_n, count in [1, kMaxItemMatrices], info and
+// values must be set, and strides as EvdItem says when count > 1). Returns
 // false, queuing nothing, when the ring is full or the solver is shutting down.
 template <class T>
 __device__ bool try_submit(const DeviceQueue<T>& queue, const EvdItem<T>& item, std::uint64_t* position) {
@@ -46,6 +47,7 @@ __device__ bool try_submit(const DeviceQueue<T>& queue, const EvdItem<T>& item, 
       const std::uint64_t seen = atomicCAS(tail, t, t + 1);
       if (seen == t) {
         slot.item = item;
+        atomicAdd(reinterpret_cast<unsigned long long*>(queue.submitted_matrices), (unsigned long long)item.count);
         __threadfence_system();
         detail::store_release_system(&slot.state, t + 1);
         *position = t;

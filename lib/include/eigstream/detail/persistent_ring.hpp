@@ -4,17 +4,18 @@
 //
 // A ring is the bounded multi-producer, multi-consumer queue of D. Vyukov: slot t % capacity starts
 // in state t % capacity; the producer holding ticket t may fill the slot when its state equals t and
-// publishes it by storing t + 1; the consumer that claims position t (by advancing `head` from t)
-// solves the item and stores t + capacity, which both says "done" and frees the slot for ticket
+// publishes it by storing t + 1; once every matrix of the item at position t is solved, the consumer
+// that finished the last one stores t + capacity, which both says "done" and frees the slot for ticket
 // t + capacity. A slot is therefore busy from submit to completion, and a full ring means `capacity`
-// items queued or being solved. Items cancelled at shutdown get kCancelledBit in their final state.
-// States only grow, so "ticket t is finished" is (state & ~kCancelledBit) >= t + capacity.
+// items queued or being solved. Items with a matrix cancelled at shutdown get kCancelledBit in their
+// final state. States only grow, so "ticket t is finished" is (state & ~kCancelledBit) >= t + capacity.
 //
 // Between the rings and the consumers stands the kernel's poller, which makes published items
-// `visible` (device memory) in order; consumers solve only visible positions, and stop once the
+// `visible` (device memory) in order; consumers claim only visible positions, and stop once the
 // poller has stopped (at shutdown, or when it parks) and nothing visible is left. How they claim
-// (a compare-and-swap on `head`, or with parking a ticket from a fetch-and-add), parking and its
-// handshake with submit are described in kernels/jacobi_evd_persistent.cu.
+// (a compare-and-swap on `head`, or with parking a ticket from a fetch-and-add), how the matrices of
+// an item of several are shared out, parking and its handshake with submit are described in
+// kernels/jacobi_evd_persistent.cu.
 #pragma once
 
 #include <cstdint>
@@ -25,8 +26,15 @@
 
 namespace eigstream::cuda {
 
-// One matrix for the persistent solver. Every pointer must be device-accessible: device memory,
-// or pinned host memory mapped into the device's address space (cudaHostAlloc, cudaHostRegister).
+// The most matrices one item may hold (EvdItem::count).
+inline constexpr int kMaxItemMatrices = 1 << 18;
+
+// One item for the persistent solver: one matrix, or a small batch of `count` matrices of the same
+// order (matrix i at a + i * stride_a, its values at values + i * stride_values, and so on; its
+// status at info[i]), whose matrices resident consumers claim one by one, so a batch is solved by
+// as many consumers at once as it has matrices. Every pointer must be device-accessible: device
+// memory, or pinned host memory mapped into the device's address space (cudaHostAlloc,
+// cudaHostRegister).
 template <class T>
 struct EvdItem {
   const T* a = nullptr;           // n x n Hermitian, column-major, leading dimension lda
@@ -36,10 +44,15 @@ struct EvdItem {
   index_t ldv = 0;
   const T* warm_start = nullptr;  // optional: orthonormal V0 of the previous solve, leading dimension ldw
   index_t ldw = 0;
-  SolveInfo* info = nullptr;      // this item's status: sweeps, off-norm, converged, invalid input
+  SolveInfo* info = nullptr;      // the matrices' statuses: sweeps, off-norm, converged, invalid input
   int n = 0;
   bool reorthonormalise = true;   // with a warm start: end with one Newton-Schulz step on the vectors
                                   // (Options::reorthonormalise)
+  int count = 1;                  // matrices, in [1, kMaxItemMatrices]
+  // From one matrix of the item to the next, in elements; used when count > 1. The outputs' must
+  // keep the matrices apart (stride_values >= n, stride_vectors >= ldv * n); the inputs' may be 0
+  // (one A, or one V0 for every matrix).
+  index_t stride_a = 0, stride_values = 0, stride_vectors = 0, stride_warm_start = 0;
 };
 
 namespace detail {
@@ -58,6 +71,11 @@ struct Ring {
   std::uint64_t* head;     // consumers' claim counter, device memory
   std::uint64_t* tail;     // producers' ticket counter: host memory (host ring), device memory (device ring)
   std::uint64_t capacity;  // a power of two
+  // Items of several matrices (device memory; kernels/jacobi_evd_persistent.cu says how they are
+  // shared): the item open for helpers, and per slot the matrices of its item handed out and finished.
+  std::uint64_t* open;
+  std::uint64_t* taken;
+  std::uint64_t* finished;
 };
 
 // Whether ticket t of a ring whose slot shows `state` is finished (solved or cancelled).
