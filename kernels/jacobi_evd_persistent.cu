@@ -245,21 +245,25 @@ __device__ bool ticket_drained(const PersistentEvdArgs<T>& args, std::uint64_t t
   return ticket != kNone ? ticket >= visible : load_volatile(args.rings[0].head) >= visible;
 }
 
-// Items of several matrices. The consumer that claims the position of an item of count > 1 (either
-// way above) opens it: it sets the slot's `taken` word to "matrix 0 handed out" (matrix 0 is its
-// own), names the item in its ring's `open` word, and then takes the item's matrices one by one
-// itself, each with a fetch-and-add on `taken`, until none is left: every matrix is claimed even if
-// nobody helps. Idle consumers help: before claiming a new position they take matrices of the open
-// item in the same way, and keep taking from it while it lasts. So an item of one matrix costs what
-// it always did, and a batch is spread over as many consumers as are idle.
-// `taken` and `open` name the item besides counting (item_word), so that an add which meets a later
+// Items of several matrices. The consumer that claims an item's position (either way above) names
+// the item and its count in the slot's `opened` word; if the count is above 1 it first sets the
+// slot's `taken` word to "matrix 0 handed out" (matrix 0 is its own), and afterwards takes the item's
+// matrices one by one itself, each with a fetch-and-add on `taken`, until none is left: every matrix
+// is claimed even if nobody helps. Idle consumers help before they claim a new position: from the
+// ring's `help` cursor, the oldest position that may have a matrix left, they look for the first
+// named item with a matrix left and take from it while it lasts, moving the cursor past the items
+// that have none (an item of one matrix has none once named); a position not yet named ends the
+// search, as its claimer will name it. So the oldest items are helped first (helping only the newest
+// left items opened earlier to their openers alone, 64 solves in a row: complex float 32 ran at 0.75
+// of the batched kernel, bench/results/2026-11-25-h100-batch-items.md), and an item of one matrix
+// costs one store more than it did.
+// `opened` and `taken` name the item besides counting (item_word), so that an add which meets a later
 // item in the slot (the named one finished, and the slot was refilled and opened again) is seen for
 // what it is: the claim of that item's matrix, checked against that item's count, read from host
 // memory (a rare race; the copy is trusted only if the slot's state still shows the item
-// unfinished). An add past the last matrix takes nothing; a helper adds at most once to each open
-// item it finds exhausted, and clears the open word. Each slot's `finished` word counts its item's
-// finished (low 32 bits) and cancelled (high 32 bits) matrices; the consumer that finishes the last
-// resets it and releases the slot.
+// unfinished). An add past the last matrix takes nothing. Each slot's `finished` word counts its
+// item's finished (low 32 bits) and cancelled (high 32 bits) matrices; the consumer that finishes
+// the last resets it and releases the slot.
 constexpr int kCountBits = 20;  // below: the matrix count; above: the position + 1 (0: no item)
 static_assert(cuda::kMaxItemMatrices <= (1 << (kCountBits - 1)), "room for the adds that land past an item's end");
 __device__ __forceinline__ std::uint64_t item_word(std::uint64_t position, std::uint64_t number) {
@@ -304,7 +308,7 @@ __device__ bool take_matrix(const Ring<T>& ring, int r, std::uint64_t position, 
                             ItemKey& key, Share& share, Claimed& claimed) {
   std::uint64_t* taken = &ring.taken[position & (ring.capacity - 1)];
   const std::uint64_t before = atomicAdd(reinterpret_cast<unsigned long long*>(taken), 1ull);
-  if (before < item_word(position, 0)) return false;  // cannot happen: the item was opened before it was named
+  if (before < item_word(position, 0)) return false;  // cannot happen: taken is set before the item is named
   const std::uint64_t named = word_position(before);
   const int index = word_number(before);
   if (named != position) {  // a later item of the slot, opened since
@@ -323,14 +327,44 @@ __device__ bool take_matrix(const Ring<T>& ring, int r, std::uint64_t position, 
   return true;
 }
 
-// Opens item `position` of ring r, just claimed (its matrix 0), if it has several matrices.
+// Names item `position` of ring r, just claimed (its matrix 0), in its slot; opens it for helpers
+// and for the claimer's own next matrices if it has several.
 template <class T>
-__device__ void open_item(const Ring<T>& ring, int r, std::uint64_t position, int count, Share& share) {
-  if (count == 1) return;
-  atomicExch(reinterpret_cast<unsigned long long*>(&ring.taken[position & (ring.capacity - 1)]), item_word(position, 1));
-  __threadfence();  // taken, then open
-  atomicExch(reinterpret_cast<unsigned long long*>(ring.open), item_word(position, count));
-  share = {r, position, count};
+__device__ void name_item(const Ring<T>& ring, int r, std::uint64_t position, int count, Share& share) {
+  const std::uint64_t slot = position & (ring.capacity - 1);
+  if (count > 1) {
+    atomicExch(reinterpret_cast<unsigned long long*>(&ring.taken[slot]), item_word(position, 1));
+    share = {r, position, count};
+  }
+  store_release_device(&ring.opened[slot], item_word(position, std::uint64_t(count)));  // after taken
+}
+
+// The positions a helper looks at in one search.
+constexpr int kHelpSearch = 64;
+
+// Takes a matrix of the oldest named item of ring r that has one left (into share and claimed),
+// moving the ring's help cursor past the items before it; false when it finds none.
+template <class T>
+__device__ bool help_oldest(const PersistentEvdArgs<T>& args, int r, EvdItem<T>& item, ItemKey& key, Share& share,
+                            Claimed& claimed) {
+  const Ring<T>& ring = args.rings[r];
+  const std::uint64_t limit = min(load_volatile(ring.head), load_acquire_device(&args.visible[r]));  // claimed
+  std::uint64_t position = load_volatile(ring.help);
+  for (int step = 0; step < kHelpSearch && position < limit; ++step, ++position) {
+    const std::uint64_t slot = position & (ring.capacity - 1);
+    const std::uint64_t name = load_acquire_device(&ring.opened[slot]);
+    if (name == 0 || word_position(name) < position) return false;  // not named yet
+    if (word_position(name) == position && word_number(name) > 1) {
+      const std::uint64_t taken = load_volatile(&ring.taken[slot]);  // names this item or a later one
+      if (word_position(taken) == position && word_number(taken) < word_number(name) &&
+          take_matrix(ring, r, position, word_number(name), item, key, share, claimed))
+        return true;
+    }
+    // None left (or the item finished, and the slot names a later one): the cursor moves on, unless
+    // another consumer moved it already.
+    atomicCAS(reinterpret_cast<unsigned long long*>(ring.help), position, position + 1);
+  }
+  return false;
 }
 
 __device__ __forceinline__ std::uint64_t fetch_add_acq_rel_system(std::uint64_t* p, std::uint64_t v) {
@@ -416,34 +450,20 @@ __global__ void __launch_bounds__(kBlockThreads<typename DeviceScalar<T>::type, 
   unsigned sleep_ns = 0;
   const bool tickets = args.park_after_ns != 0;  // how consumers claim (see claim_by_ticket)
   // The leader's: its ticket of ring 0, if it holds one; which item `item` holds; the item of several
-  // matrices it takes from; the open words it found exhausted.
+  // matrices it takes from.
   std::uint64_t ticket = kNone;
   ItemKey key;
   Share share;
-  std::uint64_t exhausted[2] = {0, 0};
 
   for (;;) {
     if (lane == 0) {
       Claimed c;
       bool got = false;
       if (share.ring >= 0) {  // the item of several matrices it opened or helps
-        const Ring<T>& ring = args.rings[share.ring];
-        const std::uint64_t opened = item_word(share.position, std::uint64_t(share.count));
-        got = take_matrix(ring, share.ring, share.position, share.count, *item, key, share, c);
-        if (!got) {
-          atomicCAS(reinterpret_cast<unsigned long long*>(ring.open), opened, 0ull);
-          share = {};
-        }
+        got = take_matrix(args.rings[share.ring], share.ring, share.position, share.count, *item, key, share, c);
+        if (!got) share = {};
       }
-      for (int r = 0; r < 2 && !got; ++r) {  // help the open item of a ring
-        const std::uint64_t open = load_acquire_device(args.rings[r].open);
-        if (open == 0 || open == exhausted[r]) continue;
-        got = take_matrix(args.rings[r], r, word_position(open), word_number(open), *item, key, share, c);
-        if (!got) {
-          exhausted[r] = open;
-          atomicCAS(reinterpret_cast<unsigned long long*>(args.rings[r].open), open, 0ull);
-        }
-      }
+      for (int r = 0; r < 2 && !got; ++r) got = help_oldest(args, r, *item, key, share, c);
       if (!got) {  // a new position
         std::uint64_t position = kNone;
         int r = 0;
@@ -455,7 +475,7 @@ __global__ void __launch_bounds__(kBlockThreads<typename DeviceScalar<T>::type, 
         }
         if (position != kNone) {
           load_item(args.rings[r], r, position, *item, key);
-          open_item(args.rings[r], r, position, matrices_of(item->count), share);
+          name_item(args.rings[r], r, position, matrices_of(item->count), share);
           c = {r, position, 0};
           got = true;
         }

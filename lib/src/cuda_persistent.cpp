@@ -72,10 +72,10 @@ struct PersistentSolver<T>::State {
   detail::ConsumerCounters* counters = nullptr;  // mapped, one per consumer
   // Device memory: [0, 1] the rings' heads, [2] the device ring's tail, [3, 4] the rings' visible
   // counts, [5] the poller's done flag, [6] the matrices device code submitted, [7, 8] the rings'
-  // open items.
+  // help cursors.
   std::uint64_t* device_words = nullptr;
   static constexpr int kDeviceWords = 9;
-  std::uint64_t* item_words = nullptr;           // device memory: the rings' `taken` and `finished` words
+  std::uint64_t* item_words = nullptr;           // device memory: the rings' per-slot words, 3 per slot
   int* run_state = nullptr;                      // device memory
   T* staging = nullptr;                          // device memory: each consumer's copies of its item
   kernels::PersistentEvdArgs<T> args{};
@@ -201,7 +201,7 @@ PersistentSolver<T>::PersistentSolver(const PersistentOptions& options) : state_
   s.parked = mapped_alloc<std::uint64_t>(1, "PersistentSolver: ring memory");
   s.counters = mapped_alloc<detail::ConsumerCounters>(std::size_t(s.consumers), "PersistentSolver: counters");
   check_cuda(cudaMalloc(reinterpret_cast<void**>(&s.device_words), State::kDeviceWords * sizeof(std::uint64_t)), op);
-  check_cuda(cudaMalloc(reinterpret_cast<void**>(&s.item_words), 4 * s.capacity * sizeof(std::uint64_t)), op);
+  check_cuda(cudaMalloc(reinterpret_cast<void**>(&s.item_words), 6 * s.capacity * sizeof(std::uint64_t)), op);
   check_cuda(cudaMalloc(reinterpret_cast<void**>(&s.run_state), sizeof(int)), op);
   check_cuda(cudaMalloc(reinterpret_cast<void**>(&s.staging), sizeof(T) * shape.staging_stride * std::size_t(s.consumers)),
              op);
@@ -210,16 +210,18 @@ PersistentSolver<T>::PersistentSolver(const PersistentOptions& options) : state_
   // On the kernel's stream, so they precede it without waiting for the device (another solver's
   // kernel may be resident).
   check_cuda(cudaMemsetAsync(s.device_words, 0, State::kDeviceWords * sizeof(std::uint64_t), s.stream), op);
-  check_cuda(cudaMemsetAsync(s.item_words, 0, 4 * s.capacity * sizeof(std::uint64_t), s.stream), op);
+  check_cuda(cudaMemsetAsync(s.item_words, 0, 6 * s.capacity * sizeof(std::uint64_t), s.stream), op);
   check_cuda(cudaMemsetAsync(s.run_state, 0, sizeof(int), s.stream), op);
 
   detail::RingSlot<T>* slots = device_pointer(s.slots, op);
   auto& a = s.args;
-  std::uint64_t* taken = s.item_words;
-  std::uint64_t* finished = s.item_words + 2 * s.capacity;
-  a.rings[0] = {slots, s.device_words, device_pointer(s.host_tail, op), s.capacity, s.device_words + 7, taken, finished};
+  std::uint64_t* opened = s.item_words;
+  std::uint64_t* taken = s.item_words + 2 * s.capacity;
+  std::uint64_t* finished = s.item_words + 4 * s.capacity;
+  a.rings[0] = {slots, s.device_words, device_pointer(s.host_tail, op), s.capacity, s.device_words + 7, opened, taken,
+                finished};
   a.rings[1] = {slots + s.capacity, s.device_words + 1, s.device_words + 2, s.capacity, s.device_words + 8,
-                taken + s.capacity, finished + s.capacity};
+                opened + s.capacity, taken + s.capacity, finished + s.capacity};
   a.run_state = s.run_state;
   a.visible = s.device_words + 3;
   a.poller_done = s.device_words + 5;

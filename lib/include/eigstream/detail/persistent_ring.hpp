@@ -72,8 +72,10 @@ struct Ring {
   std::uint64_t* tail;     // producers' ticket counter: host memory (host ring), device memory (device ring)
   std::uint64_t capacity;  // a power of two
   // Items of several matrices (device memory; kernels/jacobi_evd_persistent.cu says how they are
-  // shared): the item open for helpers, and per slot the matrices of its item handed out and finished.
-  std::uint64_t* open;
+  // shared): the oldest position helpers may find matrices in, and per slot its item's name and
+  // count, and the matrices of it handed out and finished.
+  std::uint64_t* help;
+  std::uint64_t* opened;
   std::uint64_t* taken;
   std::uint64_t* finished;
 };
