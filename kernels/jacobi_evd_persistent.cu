@@ -314,9 +314,14 @@ __device__ bool take_matrix(const Ring<T>& ring, int r, std::uint64_t position, 
   if (named != position) {  // a later item of the slot, opened since
     const auto& slot = ring.slots[named & (ring.capacity - 1)];
     key = {};
+    // Nothing orders the item's publication before this consumer's reads (its add is relaxed): a
+    // state still showing the slot freed for `named` can only be a stale read, so read it again.
+    std::uint64_t state;
+    while (((state = load_acquire_system(&slot.state)) & ~kCancelledBit) == named) __nanosleep(32);
+    if (state != named + 1) return false;  // finished: the add took nothing
     item = slot.item;
     __threadfence_system();  // the item's loads, then the state's
-    if (load_acquire_system(&slot.state) != named + 1) return false;  // finished: the add took nothing
+    if (load_acquire_system(&slot.state) != named + 1) return false;
     key = {r, named};
     count = matrices_of(item.count);
   }
