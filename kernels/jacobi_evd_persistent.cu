@@ -49,6 +49,7 @@ namespace {
 
 using cuda::EvdItem;
 using cuda::detail::ConsumerCounters;
+using cuda::detail::item_matrices;
 using cuda::detail::kCancelledBit;
 using cuda::detail::Ring;
 using cuda::detail::load_acquire_system;
@@ -274,10 +275,6 @@ __device__ __forceinline__ int word_number(std::uint64_t word) {
   return int(word & ((std::uint64_t(1) << kCountBits) - 1));
 }
 
-// An item's matrices. Device code's count is not checked on submit (persistent_submit.cuh); a bad
-// one must not hang the solver.
-__device__ __forceinline__ int matrices_of(int count) { return min(max(count, 1), cuda::kMaxItemMatrices); }
-
 struct ItemKey {  // which item the consumer's shared copy (`item`) is
   int ring = -1;
   std::uint64_t position = kNone;
@@ -323,7 +320,7 @@ __device__ bool take_matrix(const Ring<T>& ring, int r, std::uint64_t position, 
     __threadfence_system();  // the item's loads, then the state's
     if (load_acquire_system(&slot.state) != named + 1) return false;
     key = {r, named};
-    count = matrices_of(item.count);
+    count = item_matrices(item.count);
   }
   if (index >= count) return false;
   load_item(ring, r, named, item, key);
@@ -480,7 +477,7 @@ __global__ void __launch_bounds__(kBlockThreads<typename DeviceScalar<T>::type, 
         }
         if (position != kNone) {
           load_item(args.rings[r], r, position, *item, key);
-          name_item(args.rings[r], r, position, matrices_of(item->count), share);
+          name_item(args.rings[r], r, position, item_matrices(item->count), share);
           c = {r, position, 0};
           got = true;
         }
@@ -547,7 +544,7 @@ __global__ void __launch_bounds__(kBlockThreads<typename DeviceScalar<T>::type, 
       out.cancelled = totals.cancelled;
       std::uint64_t final_state = (claimed + ring.capacity) | (cancel ? kCancelledBit : 0);
       bool last = true;
-      const int count = matrices_of(item->count);
+      const int count = item_matrices(item->count);
       if (count > 1) {
         // Acquire-release, so that the consumer that finishes the last matrix has seen every other's
         // outputs before it releases the slot.

@@ -8,7 +8,7 @@
 // are stored by seat and move by compile-time register renames; rows stay in their lanes, and each
 // lane follows its row's seat (and its partner's lane) in a table (Schedule). The column phase
 // A <- A J and V <- V J is thread-local; the row phase A <- J^H A needs one shuffle per entry (the partner row).
-// Only the NMAX/2 rotations of a step and the new diagonal go through shared memory.
+// Only the NMAX/2 rotations of a step go through shared memory.
 // A row's diagonal entry is kept apart (Registers::d), exact from the rotations: its place in the
 // row is never read during the sweeps, so the step does not keep it up to date.
 // n < NMAX is padded with zero rows and columns, which never rotate (their a_pq are exactly zero).

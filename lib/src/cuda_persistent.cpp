@@ -75,7 +75,9 @@ struct PersistentSolver<T>::State {
   // help cursors.
   std::uint64_t* device_words = nullptr;
   static constexpr int kDeviceWords = 9;
-  std::uint64_t* item_words = nullptr;           // device memory: the rings' per-slot words, 3 per slot
+  // Device memory: the rings' per-slot words (Ring::opened, taken, finished), each 2 capacity long.
+  std::uint64_t* item_words = nullptr;
+  static constexpr int kSlotWords = 3;
   int* run_state = nullptr;                      // device memory
   T* staging = nullptr;                          // device memory: each consumer's copies of its item
   kernels::PersistentEvdArgs<T> args{};
@@ -201,7 +203,8 @@ PersistentSolver<T>::PersistentSolver(const PersistentOptions& options) : state_
   s.parked = mapped_alloc<std::uint64_t>(1, "PersistentSolver: ring memory");
   s.counters = mapped_alloc<detail::ConsumerCounters>(std::size_t(s.consumers), "PersistentSolver: counters");
   check_cuda(cudaMalloc(reinterpret_cast<void**>(&s.device_words), State::kDeviceWords * sizeof(std::uint64_t)), op);
-  check_cuda(cudaMalloc(reinterpret_cast<void**>(&s.item_words), 6 * s.capacity * sizeof(std::uint64_t)), op);
+  check_cuda(cudaMalloc(reinterpret_cast<void**>(&s.item_words), State::kSlotWords * 2 * s.capacity * sizeof(std::uint64_t)),
+             op);
   check_cuda(cudaMalloc(reinterpret_cast<void**>(&s.run_state), sizeof(int)), op);
   check_cuda(cudaMalloc(reinterpret_cast<void**>(&s.staging), sizeof(T) * shape.staging_stride * std::size_t(s.consumers)),
              op);
@@ -210,7 +213,7 @@ PersistentSolver<T>::PersistentSolver(const PersistentOptions& options) : state_
   // On the kernel's stream, so they precede it without waiting for the device (another solver's
   // kernel may be resident).
   check_cuda(cudaMemsetAsync(s.device_words, 0, State::kDeviceWords * sizeof(std::uint64_t), s.stream), op);
-  check_cuda(cudaMemsetAsync(s.item_words, 0, 6 * s.capacity * sizeof(std::uint64_t), s.stream), op);
+  check_cuda(cudaMemsetAsync(s.item_words, 0, State::kSlotWords * 2 * s.capacity * sizeof(std::uint64_t), s.stream), op);
   check_cuda(cudaMemsetAsync(s.run_state, 0, sizeof(int), s.stream), op);
 
   detail::RingSlot<T>* slots = device_pointer(s.slots, op);

@@ -1,8 +1,9 @@
 // The persistent GPU solver for streams (CUDA users): one resident kernel, launched once, solves
 // Hermitian EVDs submitted one at a time (an item: one matrix or a small batch), without a launch,
-// a workspace query or a host synchronisation per item. Items go into a ring in device-visible memory, from host threads
-// (submit) or from device code on any stream (eigstream/persistent_submit.cuh); resident warps or
-// blocks claim them, solve them with the batched kernels' per-matrix code, and publish completion.
+// a workspace query or a host synchronisation per item. Items go into a ring in device-visible
+// memory, from host threads (submit) or from device code on any stream
+// (eigstream/persistent_submit.cuh); resident warps or blocks claim their matrices, solve them with
+// the batched kernels' per-matrix code, and publish completion.
 //
 //   eigstream::cuda::PersistentSolver<std::complex<float>> solver(options);
 //   auto ticket = solver.submit(item);      // item: device-accessible pointers, see EvdItem
@@ -103,13 +104,14 @@ class PersistentSolver {
 
   // Queues one item; thread-safe. Its sizes are checked here (Error invalid_argument), its data on
   // the GPU (a NaN or non-Hermitian matrix gets its info[i].invalid_input and NaN outputs; the other
-  // matrices of the item are solved). A full ring
-  // makes SubmitMode::wait wait and SubmitMode::fail return no ticket. Throws Error(invalid_argument)
-  // after shutdown and Error(cuda) once the kernel has failed.
+  // matrices of the item are solved). A full ring makes SubmitMode::wait wait and SubmitMode::fail
+  // return no ticket. Throws Error(invalid_argument) after shutdown and Error(cuda) once the kernel
+  // has failed.
   std::optional<Ticket> submit(const EvdItem<T>& item, SubmitMode mode = SubmitMode::wait);
 
   ItemState poll(const Ticket& ticket) const;
-  // Waits until the item (every matrix of it) is finished; throws Error(cuda) when the kernel fails or stops first.
+  // Waits until the item (every matrix of it) is finished; throws Error(cuda) when the kernel fails
+  // or stops first.
   ItemState wait(const Ticket& ticket) const;
   // Work queued on `stream` after this call runs once the item is finished (a one-thread kernel
   // waits on the GPU, so the host does not).

@@ -47,10 +47,8 @@ __device__ bool try_submit(const DeviceQueue<T>& queue, const EvdItem<T>& item, 
       const std::uint64_t seen = atomicCAS(tail, t, t + 1);
       if (seen == t) {
         slot.item = item;
-        // Counted as the kernel counts it (a count out of range is not checked here, and it solves
-        // at least one matrix and at most kMaxItemMatrices).
-        const int matrices = min(max(item.count, 1), kMaxItemMatrices);
-        atomicAdd(reinterpret_cast<unsigned long long*>(queue.submitted_matrices), (unsigned long long)matrices);
+        atomicAdd(reinterpret_cast<unsigned long long*>(queue.submitted_matrices),
+                  (unsigned long long)detail::item_matrices(item.count));  // as the kernel counts them
         __threadfence_system();
         detail::store_release_system(&slot.state, t + 1);
         *position = t;

@@ -80,6 +80,13 @@ struct Ring {
   std::uint64_t* finished;
 };
 
+// The matrices of an item whose count is `count`, as the kernel solves and counts them: device code's
+// count is not checked on submit (persistent_submit.cuh), and a bad one must not hang the solver.
+EIGSTREAM_HD int item_matrices(int count) {
+  const int at_least_one = count > 1 ? count : 1;
+  return at_least_one < kMaxItemMatrices ? at_least_one : kMaxItemMatrices;
+}
+
 // Whether ticket t of a ring whose slot shows `state` is finished (solved or cancelled).
 EIGSTREAM_HD bool finished(std::uint64_t state, std::uint64_t ticket, std::uint64_t capacity) {
   return (state & ~kCancelledBit) >= ticket + capacity;
