@@ -46,7 +46,7 @@ cudaError_t launch_shared(const Args<S>& args, cudaStream_t stream) {
 }
 
 template <class S>
-__global__ void __launch_bounds__(evd::pairs::kThreads, sizeof(S) <= 8 ? 3 : 1) evd_pairs_kernel(Args<S> args) {
+__global__ void __launch_bounds__(evd::pairs::kThreads, evd::pairs::kMinBlocksPerSm<S>) evd_pairs_kernel(Args<S> args) {
   extern __shared__ __align__(16) char smem[];
   evd::solve_in_pairs<S>(args, blockIdx.x, smem, threadIdx.x);
 }

@@ -47,6 +47,11 @@ constexpr int kThreads = 32 * kWarps;
 constexpr int kRows = kNmax / kWarps;  // rows of V per lane
 constexpr int kLda = kNmax;     // A during the sweeps: x_k and the x_l of a warp fall in distinct banks
 constexpr int kLdv = kNmax + 1; // V, V0 and products: lanes reading along a row hit distinct banks
+// Blocks an SM that a kernel of the pairs solve is compiled for: 3 (85 registers a thread) for
+// scalars of up to 8 bytes, as the products' tiles and the rows of V then fit with a few spills; 1
+// for complex double.
+template <class S>
+inline constexpr int kMinBlocksPerSm = sizeof(S) <= 8 ? 3 : 1;
 
 }  // namespace pairs
 

@@ -15,10 +15,14 @@
 //
 // Thread mapping: the kernel is compiled for NMAX, the smallest of {4, 8, 16, 32, 64} holding the
 // solver's max_n, and pads smaller items, and for one of two consumer shapes:
-//  - throughput (default): the register solve by NMAX lanes for NMAX <= 32, 128 / NMAX consumers a
-//    block of 128 threads as in the batched kernel (complex double at 32, whose rows do not fit in
-//    registers, takes the shared-memory solve below), and the pairs solve (jacobi_evd_pairs.cuh) by a
-//    block of 256 threads at NMAX = 64; many items are solved at once, each slowly;
+//  - throughput (default): for NMAX <= 32 a consumer is a warp, 4 a block of 128 threads, that
+//    claims 32 / NMAX matrices at once and solves them side by side, NMAX lanes each with the
+//    register solve, as the batched kernel does (complex double at 32, whose rows do not fit in
+//    registers, takes the shared-memory solve below, a matrix at a time). Consumers of NMAX lanes
+//    each, claiming on their own, diverged within their warp: at n = 8, 4 to a warp, they reached
+//    0.10-0.18 of the batched kernel's rate (bench/results/2026-11-25-h100-warp-claims.md). At NMAX =
+//    64, the pairs solve (jacobi_evd_pairs.cuh) by a block of 256 threads. Many items are solved at
+//    once, each slowly;
 //  - block per item (latency): a block of evd::shared_threads(NMAX) threads (96 at NMAX <= 16, 288
 //    at 32), the shared-memory solve with a thread per 2 x 2 block of A or a row of V in four
 //    pairs' columns in a step and one barrier a step, so one item finishes soonest. At NMAX = 64 this shape is the pairs
@@ -64,29 +68,41 @@ template <class S, int NMAX, bool BLOCK_PER_ITEM>
 inline constexpr Solve kSolve = NMAX == 64                                      ? Solve::pairs
                                 : !BLOCK_PER_ITEM && evd::kRegistersFit<S, NMAX> ? Solve::registers
                                                                                  : Solve::shared;
+// A consumer claims and finishes matrices together; it is a warp in the register shape, whose
+// 32 / NMAX lane groups solve a claim's matrices side by side, one each, else a block solving one.
 template <class S, int NMAX, bool BLOCK_PER_ITEM>
 inline constexpr int kConsumerThreads = kSolve<S, NMAX, BLOCK_PER_ITEM> == Solve::shared ? evd::shared_threads(NMAX)
                                         : kSolve<S, NMAX, BLOCK_PER_ITEM> == Solve::pairs ? evd::pairs::kThreads
-                                                                                          : NMAX;
+                                                                                          : 32;
+template <class S, int NMAX, bool BLOCK_PER_ITEM>
+inline constexpr int kSolverThreads = kSolve<S, NMAX, BLOCK_PER_ITEM> == Solve::registers ? NMAX : kConsumerThreads<S, NMAX, BLOCK_PER_ITEM>;
+template <class S, int NMAX, bool BLOCK_PER_ITEM>  // matrices a consumer claims at once
+inline constexpr int kClaimMatrices = kConsumerThreads<S, NMAX, BLOCK_PER_ITEM> / kSolverThreads<S, NMAX, BLOCK_PER_ITEM>;
 template <class S, int NMAX, bool BLOCK_PER_ITEM>
 inline constexpr int kBlockThreads =
     kSolve<S, NMAX, BLOCK_PER_ITEM> == Solve::registers ? 128 : kConsumerThreads<S, NMAX, BLOCK_PER_ITEM>;
-// Blocks an SM that the register shape is compiled for: registers for a lane's rows of A and V
-// (2 NMAX scalars) and 48 more, about what the batched kernel's cold register solve takes (80 at
-// float 16, 128 at complex float 16). Left to itself the compiler took up to 255, 2 blocks an SM.
+// Blocks an SM that the kernel is compiled for. The register shape: registers for a lane's rows of
+// A and V (2 NMAX scalars) and 48 more, about what the batched kernel's cold register solve takes (80
+// at float 16, 128 at complex float 16); left to itself the compiler took up to 255, 2 blocks an SM.
+// The pairs solve for throughput: as the batched pairs kernel; left to itself the compiler took 155
+// registers at complex float (1 block an SM against the batched kernel's 3) and 124 at float (2
+// against 4). For latency (block per item) one block is left all it takes, as spills lengthen a solve.
 template <class S, int NMAX, bool BLOCK_PER_ITEM>
 inline constexpr int kMinBlocksPerSm =
-    kSolve<S, NMAX, BLOCK_PER_ITEM> == Solve::registers ? 65536 / (128 * (2 * NMAX * int(sizeof(S)) / 4 + 48)) : 1;
+    kSolve<S, NMAX, BLOCK_PER_ITEM> == Solve::registers              ? 65536 / (128 * (2 * NMAX * int(sizeof(S)) / 4 + 48))
+    : kSolve<S, NMAX, BLOCK_PER_ITEM> == Solve::pairs && !BLOCK_PER_ITEM ? evd::pairs::kMinBlocksPerSm<S>
+                                                                     : 1;
 
-// The threads of one consumer: NMAX lanes of a warp (the register solve; 32 / NMAX consumers share
-// a warp), or a block.
+// The barrier of one consumer's threads: a warp, or a block.
 template <int THREADS>
-struct ConsumerGroup {
-  unsigned mask;  // the consumer's lanes of its warp (THREADS < 32)
-  __device__ void sync() const {
-    if constexpr (THREADS <= 32) __syncwarp(mask); else __syncthreads();
-  }
-};
+__device__ __forceinline__ void consumer_sync() {
+  if constexpr (THREADS == 32) __syncwarp(); else __syncthreads();
+}
+// The barrier of one solve's threads: NMAX lanes of a warp (`mask`), or a block.
+template <int THREADS>
+__device__ __forceinline__ void solver_sync(unsigned mask) {
+  if constexpr (THREADS <= 32) __syncwarp(mask); else __syncthreads();
+}
 
 __device__ __forceinline__ std::uint64_t load_volatile(const std::uint64_t* p) {
   return *reinterpret_cast<const volatile std::uint64_t*>(p);
@@ -246,26 +262,29 @@ __device__ bool ticket_drained(const PersistentEvdArgs<T>& args, std::uint64_t t
   return ticket != kNone ? ticket >= visible : load_volatile(args.rings[0].head) >= visible;
 }
 
-// Items of several matrices. The consumer that claims an item's position (either way above) names
-// the item and its count in the slot's `opened` word; if the count is above 1 it first sets the
-// slot's `taken` word to "matrix 0 handed out" (matrix 0 is its own), and afterwards takes the item's
-// matrices one by one itself, each with a fetch-and-add on `taken`, until none is left: every matrix
-// is claimed even if nobody helps. Idle consumers help before they claim a new position: from the
-// ring's `help` cursor, the oldest position that may have a matrix left, they look for the first
-// named item with a matrix left and take from it while it lasts, moving the cursor past the items
-// that have none (an item of one matrix has none once named); a position not yet named ends the
-// search, as its claimer will name it. So the oldest items are helped first (helping only the newest
-// left items opened earlier to their openers alone, 64 solves in a row: complex float 32 ran at 0.75
-// of the batched kernel, bench/results/2026-11-25-h100-batch-items.md), and an item of one matrix
-// costs one store more than it did.
+// Items of several matrices, shared out in claims of up to k matrices, the number a consumer solves
+// side by side (kClaimMatrices). The consumer that claims an item's position (either way above) names the item and its count in the
+// slot's `opened` word and takes its first k matrices; if more are left, it first sets the slot's
+// `taken` word to "k handed out", and afterwards takes the item's matrices k at a time itself, each
+// claim a fetch-and-add of k on `taken`, until none is left: every matrix is claimed even if nobody
+// helps. Idle consumers help before they claim a new position: from the ring's `help` cursor, the
+// oldest position that may have a matrix left, they look for the first named item with a matrix left
+// and take from it while it lasts, moving the cursor past the items that have none (an item of at
+// most k matrices has none once named); a position not yet named ends the search, as its claimer
+// will name it. So the oldest items are helped first (helping only the newest left items opened
+// earlier to their openers alone, 64 solves in a row: complex float 32 ran at 0.75 of the batched
+// kernel, bench/results/2026-11-25-h100-batch-items.md), and an item of at most k matrices costs one
+// store more than it did.
 // `opened` and `taken` name the item besides counting (item_word), so that an add which meets a later
 // item in the slot (the named one finished, and the slot was refilled and opened again) is seen for
-// what it is: the claim of that item's matrix, checked against that item's count, read from host
+// what it is: the claim of that item's matrices, checked against that item's count, read from host
 // memory (a rare race; the copy is trusted only if the slot's state still shows the item
 // unfinished). An add past the last matrix takes nothing. Each slot's `finished` word counts its
-// item's finished (low 32 bits) and cancelled (high 32 bits) matrices; the consumer that finishes
-// the last resets it and releases the slot.
+// item's finished (low 32 bits) and cancelled (high 32 bits) matrices, a claim's at once; the
+// consumer that finishes the last resets it and releases the slot.
 constexpr int kCountBits = 20;  // below: the matrix count; above: the position + 1 (0: no item)
+// Adds land past an item's end at most once per consumer (claims of up to 32 matrices, a warp's lane
+// groups), so there is room for 2^14 consumers: 2^19 lane groups of 4, or 2^9 of an SM's.
 static_assert(cuda::kMaxItemMatrices <= (1 << (kCountBits - 1)), "room for the adds that land past an item's end");
 __device__ __forceinline__ std::uint64_t item_word(std::uint64_t position, std::uint64_t number) {
   return (position + 1) << kCountBits | number;
@@ -279,10 +298,11 @@ struct ItemKey {  // which item the consumer's shared copy (`item`) is
   int ring = -1;
   std::uint64_t position = kNone;
 };
-struct Claimed {  // the matrix a leader claimed
+struct Claimed {  // the matrices a leader claimed: `number` of them from `index`
   int ring = 0;
   std::uint64_t position = kNone;
   int index = 0;
+  int number = 1;
 };
 struct Share {  // the item of several matrices that a leader takes from, while it lasts
   int ring = -1;
@@ -298,13 +318,14 @@ __device__ void load_item(const Ring<T>& ring, int r, std::uint64_t position, Ev
   key = {r, position};
 }
 
-// Takes the next matrix of item `position` (count matrices) of ring r, or, if the slot has moved on
-// to a later item, the matrix of that one the add took; false when the add took none.
+// Takes the next `per_claim` matrices (fewer at the end) of item `position` (count matrices) of
+// ring r, or, if the slot has moved on to a later item, the matrices of that one the add took; false
+// when the add took none.
 template <class T>
-__device__ bool take_matrix(const Ring<T>& ring, int r, std::uint64_t position, int count, EvdItem<T>& item,
-                            ItemKey& key, Share& share, Claimed& claimed) {
+__device__ bool take_matrices(const Ring<T>& ring, int r, std::uint64_t position, int count, int per_claim,
+                              EvdItem<T>& item, ItemKey& key, Share& share, Claimed& claimed) {
   std::uint64_t* taken = &ring.taken[position & (ring.capacity - 1)];
-  const std::uint64_t before = atomicAdd(reinterpret_cast<unsigned long long*>(taken), 1ull);
+  const std::uint64_t before = atomicAdd(reinterpret_cast<unsigned long long*>(taken), (unsigned long long)per_claim);
   if (before < item_word(position, 0)) return false;  // cannot happen: taken is set before the item is named
   const std::uint64_t named = word_position(before);
   const int index = word_number(before);
@@ -325,30 +346,35 @@ __device__ bool take_matrix(const Ring<T>& ring, int r, std::uint64_t position, 
   if (index >= count) return false;
   load_item(ring, r, named, item, key);
   share = {r, named, count};
-  claimed = {r, named, index};
+  claimed = {r, named, index, min(per_claim, count - index)};
   return true;
 }
 
-// Names item `position` of ring r, just claimed (its matrix 0), in its slot; opens it for helpers
-// and for the claimer's own next matrices if it has several.
+// Names item `position` of ring r, just claimed, in its slot, and returns how many of its matrices
+// (from matrix 0) the claimer takes; opens the rest, if any, to helpers and to the claimer's next
+// claims.
 template <class T>
-__device__ void name_item(const Ring<T>& ring, int r, std::uint64_t position, int count, Share& share) {
+__device__ int name_item(const Ring<T>& ring, int r, std::uint64_t position, int count, int per_claim, Share& share) {
   const std::uint64_t slot = position & (ring.capacity - 1);
-  if (count > 1) {
-    atomicExch(reinterpret_cast<unsigned long long*>(&ring.taken[slot]), item_word(position, 1));
-    share = {r, position, count};
+  if (count <= per_claim) {  // none left to open: nothing to order before the name (a release would
+                             // delay the claimer's solve); helpers see `taken` name an older item
+    *reinterpret_cast<volatile std::uint64_t*>(&ring.opened[slot]) = item_word(position, std::uint64_t(count));
+    return count;
   }
+  atomicExch(reinterpret_cast<unsigned long long*>(&ring.taken[slot]), item_word(position, std::uint64_t(per_claim)));
+  share = {r, position, count};
   store_release_device(&ring.opened[slot], item_word(position, std::uint64_t(count)));  // after taken
+  return per_claim;
 }
 
 // The positions a helper looks at in one search.
 constexpr int kHelpSearch = 64;
 
-// Takes a matrix of the oldest named item of ring r that has one left (into share and claimed),
+// Takes matrices of the oldest named item of ring r that has one left (into share and claimed),
 // moving the ring's help cursor past the items before it; false when it finds none.
 template <class T>
-__device__ bool help_oldest(const PersistentEvdArgs<T>& args, int r, EvdItem<T>& item, ItemKey& key, Share& share,
-                            Claimed& claimed) {
+__device__ bool help_oldest(const PersistentEvdArgs<T>& args, int r, int per_claim, EvdItem<T>& item, ItemKey& key,
+                            Share& share, Claimed& claimed) {
   const Ring<T>& ring = args.rings[r];
   const std::uint64_t limit = min(load_volatile(ring.head), load_acquire_device(&args.visible[r]));  // claimed
   std::uint64_t position = load_volatile(ring.help);
@@ -356,10 +382,10 @@ __device__ bool help_oldest(const PersistentEvdArgs<T>& args, int r, EvdItem<T>&
     const std::uint64_t slot = position & (ring.capacity - 1);
     const std::uint64_t name = load_acquire_device(&ring.opened[slot]);
     if (name == 0 || word_position(name) < position) return false;  // not named yet
-    if (word_position(name) == position && word_number(name) > 1) {
+    if (word_position(name) == position && word_number(name) > per_claim) {  // else its claimer took all
       const std::uint64_t taken = load_volatile(&ring.taken[slot]);  // names this item or a later one
       if (word_position(taken) == position && word_number(taken) < word_number(name) &&
-          take_matrix(ring, r, position, word_number(name), item, key, share, claimed))
+          take_matrices(ring, r, position, word_number(name), per_claim, item, key, share, claimed))
         return true;
     }
     // None left (or the item finished, and the slot names a later one): the cursor moves on, unless
@@ -396,18 +422,24 @@ __device__ void stage_in(S* dst, const S* src, index_t ld, int n, int lane) {
   }
 }
 
-// Shared memory of one consumer: the claimed item, then the solve's scratch.
+// Shared memory of one solve's scratch.
 template <class S, int NMAX, bool BLOCK_PER_ITEM>
-constexpr std::size_t consumer_bytes() {
+constexpr std::size_t solve_bytes() {
   constexpr Solve solve = kSolve<S, NMAX, BLOCK_PER_ITEM>;
   std::size_t bytes = evd::GroupLayout<S, NMAX>::bytes;
   if constexpr (solve == Solve::pairs) bytes = evd::PairsLayout<S>::bytes(true);
   if constexpr (solve == Solve::registers)
     bytes = sizeof(evd::RegisterScratch<S, NMAX>) + evd::align16(sizeof(S) * evd::kRegisterWarmScalars<NMAX>);
-  return evd::align16(sizeof(EvdItem<std::complex<double>>)) + evd::align16(bytes);
+  return evd::align16(bytes);
+}
+// Shared memory of one consumer: the claimed item, then its solves' scratch.
+template <class S, int NMAX, bool BLOCK_PER_ITEM>
+constexpr std::size_t consumer_bytes() {
+  return evd::align16(sizeof(EvdItem<std::complex<double>>)) +
+         kClaimMatrices<S, NMAX, BLOCK_PER_ITEM> * solve_bytes<S, NMAX, BLOCK_PER_ITEM>();
 }
 
-// One item, by a consumer: NMAX lanes of a warp (`mask`), or a block.
+// One matrix, by NMAX lanes of a warp (`mask`), or a block.
 template <class S, int NMAX, bool BLOCK_PER_ITEM>
 __device__ SolveInfo solve_item(const Args<S>& args, int lane, unsigned mask, char* work) {
   constexpr Solve solve = kSolve<S, NMAX, BLOCK_PER_ITEM>;
@@ -430,19 +462,25 @@ __global__ void __launch_bounds__(kBlockThreads<typename DeviceScalar<T>::type, 
   using R = real_of<S>;
   constexpr int THREADS = kConsumerThreads<S, NMAX, BLOCK_PER_ITEM>;
   constexpr int kConsumers = kBlockThreads<S, NMAX, BLOCK_PER_ITEM> / THREADS;
+  constexpr int SOLVER_THREADS = kSolverThreads<S, NMAX, BLOCK_PER_ITEM>;
+  constexpr int kClaim = kClaimMatrices<S, NMAX, BLOCK_PER_ITEM>;
   if (blockIdx.x == 0) {  // the poller's block, first so that it is always resident
     if (threadIdx.x < 32) poll_rings(args);
     return;
   }
   extern __shared__ __align__(16) char smem[];
-  const int group = threadIdx.x / THREADS;
+  const int group = threadIdx.x / THREADS;  // the consumer, in the block
   const int lane = threadIdx.x % THREADS;
-  const ConsumerGroup<THREADS> g{THREADS >= 32 ? 0xffffffffu : ((1u << THREADS) - 1u) << (threadIdx.x % 32 / THREADS * THREADS)};
+  // This thread's solve: the side-by-side matrix of a claim it works on, its lane there and lanes.
+  const int side = lane / SOLVER_THREADS;
+  const int solver_lane = lane % SOLVER_THREADS;
+  const unsigned solver_mask =
+      SOLVER_THREADS >= 32 ? 0xffffffffu : ((1u << SOLVER_THREADS) - 1u) << (lane % 32 / SOLVER_THREADS * SOLVER_THREADS);
   char* mine = smem + group * consumer_bytes<S, NMAX, BLOCK_PER_ITEM>();
   auto* item = reinterpret_cast<EvdItem<T>*>(mine);
-  char* work = mine + evd::align16(sizeof(EvdItem<std::complex<double>>));
+  char* work = mine + evd::align16(sizeof(EvdItem<std::complex<double>>)) + side * solve_bytes<S, NMAX, BLOCK_PER_ITEM>();
   __shared__ std::uint64_t claimed_all[kConsumers];
-  __shared__ int ring_all[kConsumers], index_all[kConsumers], stop_all[kConsumers];
+  __shared__ int ring_all[kConsumers], index_all[kConsumers], number_all[kConsumers], stop_all[kConsumers];
   ConsumerCounters& counters = args.counters[(blockIdx.x - 1) * kConsumers + group];
   ConsumerCounters totals;  // what this consumer's launches before (parking) counted
   {
@@ -462,10 +500,14 @@ __global__ void __launch_bounds__(kBlockThreads<typename DeviceScalar<T>::type, 
       Claimed c;
       bool got = false;
       if (share.ring >= 0) {  // the item of several matrices it opened or helps
-        got = take_matrix(args.rings[share.ring], share.ring, share.position, share.count, *item, key, share, c);
+        got = take_matrices(args.rings[share.ring], share.ring, share.position, share.count, kClaim, *item, key,
+                            share, c);
         if (!got) share = {};
       }
-      for (int r = 0; r < 2 && !got; ++r) got = help_oldest(args, r, *item, key, share, c);
+      // A ticket already visible is claimed first: its position is not named until it is, and every
+      // helper's search stops there meanwhile.
+      const bool ticket_ready = tickets && ticket != kNone && ticket < load_acquire_device(&args.visible[0]);
+      for (int r = 0; r < 2 && !got && !ticket_ready; ++r) got = help_oldest(args, r, kClaim, *item, key, share, c);
       if (!got) {  // a new position
         std::uint64_t position = kNone;
         int r = 0;
@@ -477,8 +519,7 @@ __global__ void __launch_bounds__(kBlockThreads<typename DeviceScalar<T>::type, 
         }
         if (position != kNone) {
           load_item(args.rings[r], r, position, *item, key);
-          name_item(args.rings[r], r, position, item_matrices(item->count), share);
-          c = {r, position, 0};
+          c = {r, position, 0, name_item(args.rings[r], r, position, item_matrices(item->count), kClaim, share)};
           got = true;
         }
       }
@@ -486,13 +527,14 @@ __global__ void __launch_bounds__(kBlockThreads<typename DeviceScalar<T>::type, 
       claimed_all[group] = got ? c.position : kNone;
       ring_all[group] = c.ring;
       index_all[group] = c.index;
+      number_all[group] = c.number;
       // Stop when the poller has stopped (shutdown or park) and nothing is left; a cancelling
       // shutdown claims the rest unsolved. (An opened item's matrices are all claimed by its opener
       // before it stops.)
       stop_all[group] = !got && (tickets ? ticket_drained(args, ticket) : drained(args));
       stop_all[group] |= run_state == cuda::detail::kCancel ? 2 : 0;
     }
-    g.sync();
+    consumer_sync<THREADS>();
     const std::uint64_t claimed = claimed_all[group];
     const Ring<T>& ring = args.rings[ring_all[group]];
     const bool cancel = stop_all[group] & 2;
@@ -500,43 +542,53 @@ __global__ void __launch_bounds__(kBlockThreads<typename DeviceScalar<T>::type, 
     if (claimed == kNone) {
       sleep_ns = sleep_ns == 0 ? 32 : min(2 * sleep_ns, unsigned(args.idle_sleep_ns));
       if (lane == 0) __nanosleep(sleep_ns);
-      g.sync();
+      consumer_sync<THREADS>();
       continue;
     }
     sleep_ns = 0;
+    const int number = number_all[group];  // matrices claimed, from index_all[group]
     if (cancel) {
-      ++totals.cancelled;
+      totals.cancelled += number;
     } else {
-      // The item's matrices may be in host memory, where every read crosses PCIe: the solve works on
-      // copies in this consumer's staging area of device memory, read and written in bulk.
+      // The item's matrices may be in host memory, where every read crosses PCIe: each solve works on
+      // copies in its staging area of device memory, read and written in bulk.
       const EvdItem<T>& it = *item;
-      const index_t i = index_all[group];
       const int n = it.n;
-      S* a = reinterpret_cast<S*>(args.staging) + std::size_t(blockIdx.x - 1) * kConsumers * args.staging_stride +
-             std::size_t(group) * args.staging_stride;
-      S* v0 = a + n * n;
-      S* v = v0 + n * n;
-      R* w = reinterpret_cast<R*>(v + n * n);
-      const S* in_a = reinterpret_cast<const S*>(it.a + i * it.stride_a);
-      const S* in_v0 = it.warm_start ? reinterpret_cast<const S*>(it.warm_start + i * it.stride_warm_start) : nullptr;
-      stage_in<THREADS>(a, in_a, it.lda, n, lane);
-      if (in_v0) stage_in<THREADS>(v0, in_v0, it.ldw, n, lane);
-      g.sync();
-      const Args<S> one{a, n, 0, w, 0, v, n, 0, in_v0 ? v0 : nullptr, n, 0, it.info + i, n, 1,
-                        R(args.tol), R(args.symmetry_tol), args.max_sweeps, args.sort, it.reorthonormalise};
-      const SolveInfo info = solve_item<S, NMAX, BLOCK_PER_ITEM>(one, lane, g.mask, work);
-      g.sync();
-      real_t<T>* values = it.values + i * it.stride_values;
-      for (int j = lane; j < n; j += THREADS) values[j] = w[j];
-      if (it.vectors) {
-        S* out_v = reinterpret_cast<S*>(it.vectors + i * it.stride_vectors);
-        for (int idx = lane; idx < n * n; idx += THREADS) out_v[idx % n + index_t(idx / n) * it.ldv] = v[idx];
+      SolveInfo info;
+      if (side < number) {
+        const index_t i = index_all[group] + side;
+        S* a = reinterpret_cast<S*>(args.staging) + std::size_t((blockIdx.x - 1) * kConsumers + group) * args.staging_stride +
+               side * (args.staging_stride / kClaim);
+        S* v0 = a + n * n;
+        S* v = v0 + n * n;
+        R* w = reinterpret_cast<R*>(v + n * n);
+        const S* in_a = reinterpret_cast<const S*>(it.a + i * it.stride_a);
+        const S* in_v0 = it.warm_start ? reinterpret_cast<const S*>(it.warm_start + i * it.stride_warm_start) : nullptr;
+        stage_in<SOLVER_THREADS>(a, in_a, it.lda, n, solver_lane);
+        if (in_v0) stage_in<SOLVER_THREADS>(v0, in_v0, it.ldw, n, solver_lane);
+        solver_sync<SOLVER_THREADS>(solver_mask);
+        const Args<S> one{a, n, 0, w, 0, v, n, 0, in_v0 ? v0 : nullptr, n, 0, it.info + i, n, 1,
+                          R(args.tol), R(args.symmetry_tol), args.max_sweeps, args.sort, it.reorthonormalise};
+        info = solve_item<S, NMAX, BLOCK_PER_ITEM>(one, solver_lane, solver_mask, work);
+        solver_sync<SOLVER_THREADS>(solver_mask);
+        real_t<T>* values = it.values + i * it.stride_values;
+        for (int j = solver_lane; j < n; j += SOLVER_THREADS) values[j] = w[j];
+        if (it.vectors) {
+          S* out_v = reinterpret_cast<S*>(it.vectors + i * it.stride_vectors);
+          for (int idx = solver_lane; idx < n * n; idx += SOLVER_THREADS)
+            out_v[idx % n + index_t(idx / n) * it.ldv] = v[idx];
+        }
       }
-      ++totals.completed;
-      totals.failed += info.invalid_input || !info.converged;
-      __threadfence_system();  // this thread's outputs, before the leader finishes the matrix
+      // Thread 0 of each solve holds its SolveInfo; the consumer's thread 0 counts them all.
+      const bool failed = side < number && (info.invalid_input || !info.converged);
+      if constexpr (kClaim > 1)
+        totals.failed += __popc(__ballot_sync(0xffffffffu, solver_lane == 0 && failed));
+      else
+        totals.failed += failed;
+      totals.completed += number;
+      __threadfence_system();  // this thread's outputs, before the leader finishes the matrices
     }
-    g.sync();
+    consumer_sync<THREADS>();
     if (lane == 0) {  // counters first: whoever sees the item finished also sees it counted
       volatile ConsumerCounters& out = counters;
       out.completed = totals.completed;
@@ -545,12 +597,13 @@ __global__ void __launch_bounds__(kBlockThreads<typename DeviceScalar<T>::type, 
       std::uint64_t final_state = (claimed + ring.capacity) | (cancel ? kCancelledBit : 0);
       bool last = true;
       const int count = item_matrices(item->count);
-      if (count > 1) {
+      if (number < count) {
         // Acquire-release, so that the consumer that finishes the last matrix has seen every other's
         // outputs before it releases the slot.
         std::uint64_t* finished = &ring.finished[claimed & (ring.capacity - 1)];
-        const std::uint64_t before = fetch_add_acq_rel_system(finished, cancel ? (std::uint64_t(1) << 32) + 1 : 1);
-        last = int(before & 0xffffffffu) + 1 == count;
+        const std::uint64_t add = std::uint64_t(number) | (cancel ? std::uint64_t(number) << 32 : 0);
+        const std::uint64_t before = fetch_add_acq_rel_system(finished, add);
+        last = int(before & 0xffffffffu) + number == count;
         if (last) {
           *reinterpret_cast<volatile std::uint64_t*>(finished) = 0;  // for the slot's next item
           if (before >> 32) final_state |= kCancelledBit;
@@ -577,8 +630,9 @@ cudaError_t shape_of(PersistentShape* shape) {
   shape->threads_per_block = kThreads;
   shape->consumers_per_block = kConsumers;
   shape->shared_bytes = bytes;
-  // A, V0 and V of NMAX x NMAX and NMAX eigenvalues, in 16-byte units.
-  shape->staging_stride = (3 * sizeof(S) * NMAX * NMAX + sizeof(real_of<S>) * NMAX + 15) / 16 * 16 / sizeof(T);
+  // A, V0 and V of NMAX x NMAX and NMAX eigenvalues, in 16-byte units, for each matrix of a claim.
+  shape->staging_stride =
+      kClaimMatrices<S, NMAX, BLOCK_PER_ITEM> * ((3 * sizeof(S) * NMAX * NMAX + sizeof(real_of<S>) * NMAX + 15) / 16 * 16 / sizeof(T));
   return cudaOccupancyMaxActiveBlocksPerMultiprocessor(&shape->blocks_per_sm, kernel, kThreads, bytes);
 }
 

@@ -341,45 +341,15 @@ TEST_CASE("gpu persistent: warm start from the previous result", "[gpu][persiste
   check_evd(a1, items.values(1), &v, reference_eigenvalues(a1), eigstream::Sort::descending, "gpu persistent warm");
 }
 
-TEST_CASE("gpu persistent: several host threads submit concurrently", "[gpu][persistent]") {
-  using T = std::complex<float>;
-  const index_t n = 16, per_thread = 300;
+// Four host threads submit per_thread matrices each, in items of 1 to max_matrices (1: one matrix a
+// submit), into a ring smaller than the work, so that submitters also meet a full ring.
+template <class T>
+void submit_from_threads(index_t n, index_t per_thread, std::uint64_t capacity, int max_matrices, std::uint64_t seed) {
   const int threads = 4;
-  const std::vector<Matrix<T>> ms = covariances<T>(n, per_thread * threads, 500);
-  Items<T> items(ms);
-  PersistentOptions o = options_for(16);
-  o.capacity = 64;  // smaller than the work, so submitters also meet a full ring
-  PersistentSolver<T> solver(o);
-  std::atomic<int> wrong_state{0};
-  std::vector<std::thread> pool;
-  for (int t = 0; t < threads; ++t)
-    pool.emplace_back([&, t] {
-      std::vector<Ticket> tickets;
-      for (index_t k = 0; k < per_thread; ++k) tickets.push_back(*solver.submit(items.item(t * per_thread + k)));
-      for (const Ticket& ticket : tickets) wrong_state += solver.wait(ticket) != ItemState::done;
-    });
-  for (auto& th : pool) th.join();
-  CHECK(wrong_state == 0);
-  const auto c = solver.counters();
-  CHECK(c.submitted == std::uint64_t(threads * per_thread));
-  CHECK(c.completed == std::uint64_t(threads * per_thread));
-  for (index_t b = 0; b < items.count; b += 29) {
-    INFO("item " << b);
-    REQUIRE(items.info[std::size_t(b)].converged);
-    const Matrix<T> v = items.vectors(b);
-    check_evd(ms[std::size_t(b)], items.values(b), &v, reference_eigenvalues(ms[std::size_t(b)]),
-              eigstream::Sort::descending, "gpu persistent threads");
-  }
-}
-
-TEST_CASE("gpu persistent: several host threads submit batch items of assorted sizes", "[gpu][persistent]") {
-  using T = float;
-  const index_t n = 8, per_thread = 400;
-  const int threads = 4;
-  const std::vector<Matrix<T>> ms = covariances<T>(n, per_thread * threads, 700);
+  const std::vector<Matrix<T>> ms = covariances<T>(n, per_thread * threads, seed);
   StridedBatch<T> batch(ms, 1);
-  PersistentOptions o = options_for(8);
-  o.capacity = 16;  // smaller than the work, so submitters also meet a full ring
+  PersistentOptions o = options_for(int(n));
+  o.capacity = capacity;
   PersistentSolver<T> solver(o);
   std::atomic<int> wrong_state{0};
   std::vector<std::thread> pool;
@@ -387,8 +357,8 @@ TEST_CASE("gpu persistent: several host threads submit batch items of assorted s
     pool.emplace_back([&, t] {
       std::vector<Ticket> tickets;
       std::mt19937 rng{std::uint32_t(t)};
-      for (index_t k = 0; k < per_thread;) {  // items of 1 to 40 matrices
-        const int matrices = int(std::min<index_t>(per_thread - k, 1 + index_t(rng() % 40)));
+      for (index_t k = 0; k < per_thread;) {
+        const int matrices = int(std::min<index_t>(per_thread - k, 1 + index_t(rng() % std::uint32_t(max_matrices))));
         tickets.push_back(*solver.submit(batch.item(t * per_thread + k, matrices)));
         k += matrices;
       }
@@ -402,12 +372,17 @@ TEST_CASE("gpu persistent: several host threads submit batch items of assorted s
   int unsolved = 0;
   for (index_t b = 0; b < batch.count; ++b) unsolved += !batch.info[std::size_t(b)].converged;
   CHECK(unsolved == 0);
-  for (index_t b = 0; b < batch.count; b += 37) {
+  for (index_t b = 0; b < batch.count; b += 29) {
     INFO("matrix " << b);
     const Matrix<T> v = batch.vectors(b);
     check_evd(ms[std::size_t(b)], batch.values(b), &v, reference_eigenvalues(ms[std::size_t(b)]),
-              eigstream::Sort::descending, "gpu persistent batch threads");
+              eigstream::Sort::descending, "gpu persistent threads");
   }
+}
+
+TEST_CASE("gpu persistent: several host threads submit concurrently", "[gpu][persistent]") {
+  SECTION("one matrix an item, complex float 16") { submit_from_threads<std::complex<float>>(16, 300, 64, 1, 500); }
+  SECTION("items of 1 to 40 matrices, float 8") { submit_from_threads<float>(8, 400, 16, 40, 700); }
 }
 
 TEST_CASE("gpu persistent: a full ring fails or waits, as asked", "[gpu][persistent]") {

@@ -37,7 +37,7 @@ struct PersistentShape {
   int consumers_per_block = 0;  // warps (max_n <= 32), or 1 (max_n <= 64 or block_per_item)
   std::size_t shared_bytes = 0;
   int blocks_per_sm = 0;        // the most that fit, from the occupancy calculator
-  std::size_t staging_stride = 0;  // scalars of device memory each consumer needs
+  std::size_t staging_stride = 0;  // scalars of device memory each consumer needs (for each matrix of a claim)
 };
 
 // Loads every persistent kernel and the ticket wait now: with lazy module loading (CUDA's default)

@@ -31,10 +31,10 @@ inline constexpr int kMaxItemMatrices = 1 << 18;
 
 // One item for the persistent solver: one matrix, or a small batch of `count` matrices of the same
 // order (matrix i at a + i * stride_a, its values at values + i * stride_values, and so on; its
-// status at info[i]), whose matrices resident consumers claim one by one, so a batch is solved by
-// as many consumers at once as it has matrices. Every pointer must be device-accessible: device
-// memory, or pinned host memory mapped into the device's address space (cudaHostAlloc,
-// cudaHostRegister).
+// status at info[i]), whose matrices resident consumers claim a few at a time (as many as a
+// consumer solves side by side), so a batch is solved by many consumers at once. Every pointer must
+// be device-accessible: device memory, or pinned host memory mapped into the device's address space
+// (cudaHostAlloc, cudaHostRegister).
 template <class T>
 struct EvdItem {
   const T* a = nullptr;           // n x n Hermitian, column-major, leading dimension lda
