@@ -75,23 +75,30 @@ inline constexpr int kConsumerThreads = kSolve<S, NMAX, BLOCK_PER_ITEM> == Solve
                                         : kSolve<S, NMAX, BLOCK_PER_ITEM> == Solve::pairs ? evd::pairs::kThreads
                                                                                           : 32;
 template <class S, int NMAX, bool BLOCK_PER_ITEM>
-inline constexpr int kSolverThreads = kSolve<S, NMAX, BLOCK_PER_ITEM> == Solve::registers ? NMAX : kConsumerThreads<S, NMAX, BLOCK_PER_ITEM>;
+inline constexpr int kSolverThreads =
+    kSolve<S, NMAX, BLOCK_PER_ITEM> == Solve::registers ? NMAX : kConsumerThreads<S, NMAX, BLOCK_PER_ITEM>;
 template <class S, int NMAX, bool BLOCK_PER_ITEM>  // matrices a consumer claims at once
-inline constexpr int kClaimMatrices = kConsumerThreads<S, NMAX, BLOCK_PER_ITEM> / kSolverThreads<S, NMAX, BLOCK_PER_ITEM>;
+inline constexpr int kClaimMatrices =
+    kConsumerThreads<S, NMAX, BLOCK_PER_ITEM> / kSolverThreads<S, NMAX, BLOCK_PER_ITEM>;
 template <class S, int NMAX, bool BLOCK_PER_ITEM>
 inline constexpr int kBlockThreads =
     kSolve<S, NMAX, BLOCK_PER_ITEM> == Solve::registers ? 128 : kConsumerThreads<S, NMAX, BLOCK_PER_ITEM>;
 // Blocks an SM that the kernel is compiled for. The register shape: registers for a lane's rows of
-// A and V (2 NMAX scalars) and 48 more, about what the batched kernel's cold register solve takes (80
-// at float 16, 128 at complex float 16); left to itself the compiler took up to 255, 2 blocks an SM.
+// A and V (2 NMAX scalars) and 48 more at NMAX = 32, 80 more below (left to itself the compiler took
+// up to 255, 2 blocks an SM). With 48 below, the kernels spilled 250-410 bytes at float and complex
+// float 8 and 16, and items of 64 ran at 0.25 / 0.45 of the batched kernel's rate at float / complex
+// float 8 against 0.35 / 0.61 with 80; at float 32, 80 more (3 blocks, not 4) lost 2-3%
+// (H100, bench/results/2026-11-25-h100-warp-claims.md).
 // The pairs solve for throughput: as the batched pairs kernel; left to itself the compiler took 155
 // registers at complex float (1 block an SM against the batched kernel's 3) and 124 at float (2
 // against 4). For latency (block per item) one block is left all it takes, as spills lengthen a solve.
+template <class S, int NMAX>
+inline constexpr int kRegistersPerThread = 2 * NMAX * int(sizeof(S)) / 4 + (NMAX <= 16 ? 80 : 48);
 template <class S, int NMAX, bool BLOCK_PER_ITEM>
 inline constexpr int kMinBlocksPerSm =
-    kSolve<S, NMAX, BLOCK_PER_ITEM> == Solve::registers              ? 65536 / (128 * (2 * NMAX * int(sizeof(S)) / 4 + 48))
+    kSolve<S, NMAX, BLOCK_PER_ITEM> == Solve::registers                  ? 65536 / (128 * kRegistersPerThread<S, NMAX>)
     : kSolve<S, NMAX, BLOCK_PER_ITEM> == Solve::pairs && !BLOCK_PER_ITEM ? evd::pairs::kMinBlocksPerSm<S>
-                                                                     : 1;
+                                                                         : 1;
 
 // The barrier of one consumer's threads: a warp, or a block.
 template <int THREADS>
@@ -263,18 +270,19 @@ __device__ bool ticket_drained(const PersistentEvdArgs<T>& args, std::uint64_t t
 }
 
 // Items of several matrices, shared out in claims of up to k matrices, the number a consumer solves
-// side by side (kClaimMatrices). The consumer that claims an item's position (either way above) names the item and its count in the
-// slot's `opened` word and takes its first k matrices; if more are left, it first sets the slot's
-// `taken` word to "k handed out", and afterwards takes the item's matrices k at a time itself, each
-// claim a fetch-and-add of k on `taken`, until none is left: every matrix is claimed even if nobody
-// helps. Idle consumers help before they claim a new position: from the ring's `help` cursor, the
-// oldest position that may have a matrix left, they look for the first named item with a matrix left
-// and take from it while it lasts, moving the cursor past the items that have none (an item of at
-// most k matrices has none once named); a position not yet named ends the search, as its claimer
-// will name it. So the oldest items are helped first (helping only the newest left items opened
-// earlier to their openers alone, 64 solves in a row: complex float 32 ran at 0.75 of the batched
-// kernel, bench/results/2026-11-25-h100-batch-items.md), and an item of at most k matrices costs one
-// store more than it did.
+// side by side (kClaimMatrices). The consumer that claims an item's position (either way above)
+// names the item and its count in the slot's `opened` word and takes its first k matrices; if more
+// are left, it first sets the slot's `taken` word to "k handed out", and afterwards takes the
+// item's matrices k at a time itself, each claim a fetch-and-add of k on `taken`, until none is
+// left: every matrix is claimed even if nobody helps. Idle consumers help before they claim a new
+// position: from the ring's `help` cursor, the oldest position that may have a matrix left, they
+// look for the first named item with a matrix left and take from it while it lasts, moving the
+// cursor past the items that have none (an item of at most k matrices has none once named); a
+// position not yet named ends the search, as its claimer will name it. So the oldest items are
+// helped first (helping only the newest left items opened earlier to their openers alone, 64 solves
+// in a row: complex float 32 ran at 0.75 of the batched kernel,
+// bench/results/2026-11-25-h100-batch-items.md), and an item of at most k matrices costs one store
+// more than it did.
 // `opened` and `taken` name the item besides counting (item_word), so that an add which meets a later
 // item in the slot (the named one finished, and the slot was refilled and opened again) is seen for
 // what it is: the claim of that item's matrices, checked against that item's count, read from host
@@ -446,7 +454,9 @@ __device__ SolveInfo solve_item(const Args<S>& args, int lane, unsigned mask, ch
   if constexpr (solve == Solve::registers) {
     auto& scratch = *reinterpret_cast<evd::RegisterScratch<S, NMAX>*>(work);
     S* warm = reinterpret_cast<S*>(work + evd::align16(sizeof(evd::RegisterScratch<S, NMAX>)));
-    return evd::solve_in_registers<S, NMAX>(args, 0, lane, mask, scratch, warm);
+    // Cold solves compiled apart, without the warm start's code (a claim's matrices are of one item).
+    if (args.warm_start) return evd::solve_in_registers<S, NMAX, true>(args, 0, lane, mask, scratch, warm);
+    return evd::solve_in_registers<S, NMAX, false>(args, 0, lane, mask, scratch, warm);
   } else if constexpr (solve == Solve::pairs) {
     return evd::solve_in_pairs<S>(args, 0, work, lane);
   } else {
@@ -475,10 +485,12 @@ __global__ void __launch_bounds__(kBlockThreads<typename DeviceScalar<T>::type, 
   const int side = lane / SOLVER_THREADS;
   const int solver_lane = lane % SOLVER_THREADS;
   const unsigned solver_mask =
-      SOLVER_THREADS >= 32 ? 0xffffffffu : ((1u << SOLVER_THREADS) - 1u) << (lane % 32 / SOLVER_THREADS * SOLVER_THREADS);
+      SOLVER_THREADS >= 32 ? 0xffffffffu
+                           : ((1u << SOLVER_THREADS) - 1u) << (lane % 32 / SOLVER_THREADS * SOLVER_THREADS);
   char* mine = smem + group * consumer_bytes<S, NMAX, BLOCK_PER_ITEM>();
   auto* item = reinterpret_cast<EvdItem<T>*>(mine);
-  char* work = mine + evd::align16(sizeof(EvdItem<std::complex<double>>)) + side * solve_bytes<S, NMAX, BLOCK_PER_ITEM>();
+  char* work =
+      mine + evd::align16(sizeof(EvdItem<std::complex<double>>)) + side * solve_bytes<S, NMAX, BLOCK_PER_ITEM>();
   __shared__ std::uint64_t claimed_all[kConsumers];
   __shared__ int ring_all[kConsumers], index_all[kConsumers], number_all[kConsumers], stop_all[kConsumers];
   ConsumerCounters& counters = args.counters[(blockIdx.x - 1) * kConsumers + group];
@@ -557,7 +569,8 @@ __global__ void __launch_bounds__(kBlockThreads<typename DeviceScalar<T>::type, 
       SolveInfo info;
       if (side < number) {
         const index_t i = index_all[group] + side;
-        S* a = reinterpret_cast<S*>(args.staging) + std::size_t((blockIdx.x - 1) * kConsumers + group) * args.staging_stride +
+        S* a = reinterpret_cast<S*>(args.staging) +
+               std::size_t((blockIdx.x - 1) * kConsumers + group) * args.staging_stride +
                side * (args.staging_stride / kClaim);
         S* v0 = a + n * n;
         S* v = v0 + n * n;
@@ -631,8 +644,8 @@ cudaError_t shape_of(PersistentShape* shape) {
   shape->consumers_per_block = kConsumers;
   shape->shared_bytes = bytes;
   // A, V0 and V of NMAX x NMAX and NMAX eigenvalues, in 16-byte units, for each matrix of a claim.
-  shape->staging_stride =
-      kClaimMatrices<S, NMAX, BLOCK_PER_ITEM> * ((3 * sizeof(S) * NMAX * NMAX + sizeof(real_of<S>) * NMAX + 15) / 16 * 16 / sizeof(T));
+  shape->staging_stride = kClaimMatrices<S, NMAX, BLOCK_PER_ITEM> *
+                          ((3 * sizeof(S) * NMAX * NMAX + sizeof(real_of<S>) * NMAX + 15) / 16 * 16 / sizeof(T));
   return cudaOccupancyMaxActiveBlocksPerMultiprocessor(&shape->blocks_per_sm, kernel, kThreads, bytes);
 }
 
