@@ -33,9 +33,10 @@
 //
 // Memory ordering: the poller reads slot states with acquire at system scope and publishes
 // `visible` with release at device scope; consumers read it with acquire, so the item they then read
-// is the one the producer published. Before the leader releases a slot (system scope), or counts a
-// matrix of a several-matrix item finished (an acquire-release add, system scope), every thread of
-// the consumer fences at system scope, so the outputs (in device or host memory) are visible first.
+// is the one the producer published. Before the leader releases a slot (system scope), or counts the
+// matrices of its claim of a several-matrix item finished (an acquire-release add, system scope,
+// skipped when the claim was the whole item), every thread of the consumer fences at system scope,
+// so the outputs (in device or host memory) are visible first.
 #include <cuda_runtime.h>
 
 #include <complex>
@@ -90,8 +91,10 @@ inline constexpr int kBlockThreads =
 // float 8 against 0.35 / 0.61 with 80; at float 32, 80 more (3 blocks, not 4) lost 2-3%
 // (H100, bench/results/2026-11-25-h100-warp-claims.md).
 // The pairs solve for throughput: as the batched pairs kernel; left to itself the compiler took 155
-// registers at complex float (1 block an SM against the batched kernel's 3) and 124 at float (2
-// against 4). For latency (block per item) one block is left all it takes, as spills lengthen a solve.
+// registers at complex float (1 block an SM against the batched kernel's 3), 168 at double and 124
+// at float (2 against 4); items of 64 ran at 0.55 / 0.56 / 0.86 of the batched kernel's rate, 1.03 /
+// 0.97 / 0.91 with the cap. For latency (block per item) one block is left all it takes, as spills
+// lengthen a solve (a lone item 20% longer).
 template <class S, int NMAX>
 inline constexpr int kRegistersPerThread = 2 * NMAX * int(sizeof(S)) / 4 + (NMAX <= 16 ? 80 : 48);
 template <class S, int NMAX, bool BLOCK_PER_ITEM>
@@ -291,8 +294,8 @@ __device__ bool ticket_drained(const PersistentEvdArgs<T>& args, std::uint64_t t
 // item's finished (low 32 bits) and cancelled (high 32 bits) matrices, a claim's at once; the
 // consumer that finishes the last resets it and releases the slot.
 constexpr int kCountBits = 20;  // below: the matrix count; above: the position + 1 (0: no item)
-// Adds land past an item's end at most once per consumer (claims of up to 32 matrices, a warp's lane
-// groups), so there is room for 2^14 consumers: 2^19 lane groups of 4, or 2^9 of an SM's.
+// Adds land past an item's end at most once per consumer and item (claims of up to 8 matrices, at
+// NMAX = 4), so there is room for 2^16 consumers: 2^10 SMs of 64 warps.
 static_assert(cuda::kMaxItemMatrices <= (1 << (kCountBits - 1)), "room for the adds that land past an item's end");
 __device__ __forceinline__ std::uint64_t item_word(std::uint64_t position, std::uint64_t number) {
   return (position + 1) << kCountBits | number;
@@ -365,7 +368,7 @@ template <class T>
 __device__ int name_item(const Ring<T>& ring, int r, std::uint64_t position, int count, int per_claim, Share& share) {
   const std::uint64_t slot = position & (ring.capacity - 1);
   if (count <= per_claim) {  // none left to open: nothing to order before the name (a release would
-                             // delay the claimer's solve); helpers see `taken` name an older item
+                             // delay the claimer's solve); helpers skip it by its count
     *reinterpret_cast<volatile std::uint64_t*>(&ring.opened[slot]) = item_word(position, std::uint64_t(count));
     return count;
   }
@@ -511,14 +514,16 @@ __global__ void __launch_bounds__(kBlockThreads<typename DeviceScalar<T>::type, 
     if (lane == 0) {
       Claimed c;
       bool got = false;
-      if (share.ring >= 0) {  // the item of several matrices it opened or helps
+      // A ticket already visible is claimed first: its position is not named until it is, and every
+      // helper's search stops there meanwhile. (A consumer holding a ticket only helps; the item's
+      // opener, holding none, goes on taking from it.)
+      const bool ticket_ready = tickets && ticket != kNone && ticket < load_acquire_device(&args.visible[0]);
+      if (share.ring >= 0 && !ticket_ready) {  // the item of several matrices it opened or helps
         got = take_matrices(args.rings[share.ring], share.ring, share.position, share.count, kClaim, *item, key,
                             share, c);
         if (!got) share = {};
       }
-      // A ticket already visible is claimed first: its position is not named until it is, and every
-      // helper's search stops there meanwhile.
-      const bool ticket_ready = tickets && ticket != kNone && ticket < load_acquire_device(&args.visible[0]);
+      if (ticket_ready) share = {};
       for (int r = 0; r < 2 && !got && !ticket_ready; ++r) got = help_oldest(args, r, kClaim, *item, key, share, c);
       if (!got) {  // a new position
         std::uint64_t position = kNone;

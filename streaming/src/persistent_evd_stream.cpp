@@ -31,6 +31,7 @@ cuda::PersistentOptions solver_options(std::size_t n, std::size_t in_flight, con
   p.max_n = int(n);
   p.sms = int(std::min<std::size_t>(in_flight, std::size_t(std::max(1, sm_count - 1))));
   p.blocks_per_sm = 1;
+  p.block_per_item = n > 32;  // above 32, the kernel compiled for one block an SM (no register cap)
   p.capacity = in_flight;
   p.solve = options;
   return p;

@@ -461,11 +461,14 @@ TEST_CASE("gpu persistent: shutdown with items in flight drains or cancels them"
 
 TEST_CASE("gpu persistent: a cancelling shutdown with batch items in flight", "[gpu][persistent]") {
   using T = std::complex<float>;
-  const index_t n = 64, per_item = 8, items_count = 6, count = per_item * items_count;
+  // n = 64: one consumer (a block) takes the matrices one at a time; n = 8: four consumers (warps) of
+  // one block take 4 at a time, so items of 6 split unevenly.
+  const index_t n = GENERATE(64, 8);
+  const index_t per_item = n == 64 ? 8 : 6, items_count = n == 64 ? 6 : 40, count = per_item * items_count;
   const std::vector<Matrix<T>> ms = covariances<T>(n, count, 1500);
   StridedBatch<T> batch(ms, 0);
-  PersistentOptions o = options_for(64);
-  o.sms = 1, o.blocks_per_sm = 1;  // one consumer
+  PersistentOptions o = options_for(int(n));
+  o.sms = 1, o.blocks_per_sm = 1;
   PersistentSolver<T> solver(o);
   std::vector<Ticket> tickets;
   for (index_t k = 0; k < items_count; ++k) tickets.push_back(*solver.submit(batch.item(k * per_item, int(per_item))));
@@ -480,7 +483,7 @@ TEST_CASE("gpu persistent: a cancelling shutdown with batch items in flight", "[
       item_solved += converged;
       if (!converged) CHECK(batch.info[std::size_t(b)].sweeps == 0);  // never touched
     }
-    INFO("item " << k);
+    INFO("n = " << n << " item " << k);
     if (s == ItemState::done) CHECK(item_solved == per_item);  // done: every matrix solved
     if (s == ItemState::cancelled) {
       CHECK(item_solved < per_item);
@@ -489,7 +492,7 @@ TEST_CASE("gpu persistent: a cancelling shutdown with batch items in flight", "[
     solved += item_solved;
     untouched += int(per_item) - item_solved;
   }
-  CHECK(cancelled_items > 0);  // one consumer cannot have solved 48 cold 64 x 64 matrices that fast
+  CHECK(cancelled_items > 0);  // one block cannot have solved 48 cold 64 x 64 or 240 8 x 8 matrices that fast
   const auto c = solver.counters();
   CHECK(c.submitted == std::uint64_t(count));
   CHECK(c.completed == std::uint64_t(solved));
@@ -616,7 +619,7 @@ TEST_CASE("gpu persistent: parking between bursts from several threads loses no 
   const int threads = 4;
   const index_t per_thread = bursts * burst;
   const std::vector<Matrix<T>> ms = covariances<T>(n, per_thread * threads, 2100);
-  Items<T> items(ms);
+  StridedBatch<T> batch(ms, 1);
   PersistentOptions o = options_for(16);
   o.sms = 4;
   o.park_after_us = 20;
@@ -628,8 +631,12 @@ TEST_CASE("gpu persistent: parking between bursts from several threads loses no 
       std::mt19937 random{unsigned(t)};
       std::uniform_int_distribution<int> pause_us(0, 300);
       for (index_t k = 0; k < bursts; ++k) {
-        std::vector<Ticket> tickets;
-        for (index_t i = 0; i < burst; ++i) tickets.push_back(*solver.submit(items.item(t * per_thread + k * burst + i)));
+        std::vector<Ticket> tickets;  // a burst of `burst` matrices in items of 1 to 5 (claims of 2)
+        for (index_t i = 0; i < burst;) {
+          const int matrices = int(std::min<index_t>(burst - i, 1 + index_t(random() % 5)));
+          tickets.push_back(*solver.submit(batch.item(t * per_thread + k * burst + i, matrices)));
+          i += matrices;
+        }
         for (const Ticket& ticket : tickets) wrong_state += solver.wait(ticket) != ItemState::done;
         std::this_thread::sleep_for(std::chrono::microseconds(pause_us(random)));
       }
@@ -640,12 +647,12 @@ TEST_CASE("gpu persistent: parking between bursts from several threads loses no 
   CHECK(c.completed == std::uint64_t(threads * per_thread));
   CHECK(c.launches > 1);
   INFO("launches " << c.launches);
-  for (index_t b = 0; b < items.count; ++b) {
-    INFO("item " << b);
-    REQUIRE(items.info[std::size_t(b)].converged);
+  for (index_t b = 0; b < batch.count; ++b) {
+    INFO("matrix " << b);
+    REQUIRE(batch.info[std::size_t(b)].converged);
     if (b % 13 != 0) continue;
-    const Matrix<T> v = items.vectors(b);
-    check_evd(ms[std::size_t(b)], items.values(b), &v, reference_eigenvalues(ms[std::size_t(b)]),
+    const Matrix<T> v = batch.vectors(b);
+    check_evd(ms[std::size_t(b)], batch.values(b), &v, reference_eigenvalues(ms[std::size_t(b)]),
               eigstream::Sort::descending, "gpu persistent parking threads");
   }
 }

@@ -34,10 +34,10 @@ struct PersistentEvdArgs {
 
 struct PersistentShape {
   int threads_per_block = 0;
-  int consumers_per_block = 0;  // warps (max_n <= 32), or 1 (max_n <= 64 or block_per_item)
+  int consumers_per_block = 0;  // warps (the register solve, max_n <= 32), or 1 (a block per matrix)
   std::size_t shared_bytes = 0;
   int blocks_per_sm = 0;        // the most that fit, from the occupancy calculator
-  std::size_t staging_stride = 0;  // scalars of device memory each consumer needs (for each matrix of a claim)
+  std::size_t staging_stride = 0;  // scalars of device memory each consumer needs (for all the matrices of a claim)
 };
 
 // Loads every persistent kernel and the ticket wait now: with lazy module loading (CUDA's default)

@@ -52,8 +52,10 @@ struct PersistentOptions {
   // columns in a Jacobi step), so it finishes sooner (H100, complex float, warm: p99 75-88 us against
   // 232-240 us at n = 32, bench/results/2026-11-25-h100-step-banks.md), but fewer matrices are solved at
   // once.
-  // Off: NMAX lanes of a warp per matrix. For max_n > 32 a matrix always gets a block of 256 threads
-  // (p99 306-312 us at n = 64), and this option changes nothing.
+  // Off: NMAX lanes of a warp per matrix. For max_n > 32 a matrix always gets a block of 256 threads;
+  // on, the kernel is compiled for one block an SM (a lone warm complex float 64 item: p50 about 300
+  // us), off for three (362 us, but three times the matrices at once: items of 64 ran at 1.03 of the
+  // batched kernel's rate against 0.55, bench/results/2026-11-25-h100-warp-claims.md).
   bool block_per_item = false;
   int sms = 0;                    // SMs to occupy; 0: all but one (room for other kernels)
   int blocks_per_sm = 0;          // 0: as many as fit
