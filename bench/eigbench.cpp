@@ -812,6 +812,7 @@ struct Submitters {
   int rounds = 8;                // passes over the batch in one timed run
   int sms = 0;                   // the solver's options; 0: its defaults
   int idle_sleep_ns = 0;
+  int park_after_us = -1;        // -1: the solver's default
 };
 
 // Throughput with many host submitters: `threads` threads submit the matrices of a cold batch (in
@@ -845,11 +846,38 @@ json submitters_case(Context& ctx, int n, index_t count, const Submitters& how) 
   po.sms = how.sms;
   po.capacity = std::uint64_t(items * how.rounds);  // room for a whole run: submits never wait for a slot
   if (how.idle_sleep_ns > 0) po.idle_sleep_ns = how.idle_sleep_ns;
+  if (how.park_after_us >= 0) po.park_after_us = how.park_after_us;
+  // Cleared on eigbench's stream, not the legacy default stream, which would wait for the resident
+  // kernel to park (and, with parking off, forever); cleared once before the solver starts so that
+  // nothing is loaded while it runs.
+  const auto clear_info = [&] {
+    check(cudaMemsetAsync(info.get(), 0, std::size_t(count) * sizeof(eigstream::SolveInfo), ctx.stream), "clear");
+    check(cudaStreamSynchronize(ctx.stream), "clear");
+  };
+  clear_info();
   eigstream::cuda::PersistentSolver<T> solver(po);
   std::vector<double> rates, submit_rates;
+  // When the last run's items (in tickets, in any order) were a tenth, two tenths, ... all finished:
+  // whether a run is slow to start, slow throughout, or slow to end.
+  std::vector<double> finished_us;
+  double submitted_last = 0;  // when the last run's last submit returned
+  const std::uint64_t run_items = std::uint64_t(items * how.rounds);
   for (int r = 0; r <= ctx.repeat; ++r) {
-    check(cudaMemset(info.get(), 0, std::size_t(count) * sizeof(eigstream::SolveInfo)), "clear");
+    clear_info();
     const auto t0 = std::chrono::steady_clock::now();
+    std::thread watch;
+    if (r == ctx.repeat)
+      watch = std::thread([&, first = std::uint64_t(r) * run_items] {
+        std::vector<bool> done(run_items);
+        std::uint64_t finished = 0;
+        while (finished < run_items) {
+          for (std::uint64_t k = 0; k < run_items; ++k)
+            if (!done[k] && solver.poll(eigstream::cuda::Ticket{first + k, false}) != eigstream::cuda::ItemState::pending)
+              done[k] = true, ++finished;
+          while (finished_us.size() < 10 && finished * 10 >= (finished_us.size() + 1) * run_items)
+            finished_us.push_back(microseconds_since(t0));
+        }
+      });
     std::vector<double> submitted_us(static_cast<std::size_t>(how.threads));  // when each thread's last submit returned
     std::vector<std::thread> pool;
     for (int t = 0; t < how.threads; ++t)
@@ -871,9 +899,11 @@ json submitters_case(Context& ctx, int n, index_t count, const Submitters& how) 
       });
     for (auto& th : pool) th.join();
     const double seconds = microseconds_since(t0) * 1e-6;
+    if (watch.joinable()) watch.join();
+    submitted_last = *std::max_element(submitted_us.begin(), submitted_us.end());
     if (r == 0) continue;  // the warm-up
     rates.push_back(double(count) * how.rounds / seconds);
-    submit_rates.push_back(double(items) * how.rounds / (*std::max_element(submitted_us.begin(), submitted_us.end()) * 1e-6));
+    submit_rates.push_back(double(run_items) / (submitted_last * 1e-6));
   }
   std::sort(rates.begin(), rates.end());
   std::sort(submit_rates.begin(), submit_rates.end());
@@ -884,7 +914,9 @@ json submitters_case(Context& ctx, int n, index_t count, const Submitters& how) 
   const Accuracy acc = measure<T>(a.download(), w.download(), v.download(), n, ctx.sample);
   out["eigstream"] = {{"matrices_per_second", rates[rates.size() / 2]},
                       {"submits_per_second", submit_rates[submit_rates.size() / 2]}, {"consumers", solver.consumers()},
-                      {"completed", c.completed}, {"converged_last_run", converged}, {"accuracy", acc.to_json()}};
+                      {"last_run_tenths_finished_us", finished_us}, {"last_run_submitted_us", submitted_last},
+                      {"completed", c.completed}, {"launches", c.launches}, {"park_after_us", po.park_after_us},
+                      {"converged_last_run", converged}, {"accuracy", acc.to_json()}};
   out["ratio_to_batched"] = rates[rates.size() / 2] / out["batched_matrices_per_second"].get<double>();
   return out;
 }
@@ -1251,6 +1283,9 @@ int main(int argc, char** argv) {
   app.add_option("--idle-sleep-ns", submitters.idle_sleep_ns,
                  "the persistent solver's idle_sleep_ns in the submitters case (0: its default)")
       ->check(CLI::NonNegativeNumber);
+  app.add_option("--park-after-us", submitters.park_after_us,
+                 "the persistent solver's park_after_us in the submitters case (0: never parks; -1: its default)")
+      ->check(CLI::Range(-1, 10000000));
   app.add_option("--sizes", sizes, "matrix sizes n (<= 64)")->delimiter(',');
   app.add_option("--svd-shapes", svd_shapes, "SVD shapes m x n (m >= n, n <= 64, m <= 1024)")->delimiter(',');
   app.add_option("--types", types, "float, complex-float, double, complex-double")->delimiter(',');

@@ -85,18 +85,20 @@ template <class S, int NMAX, bool BLOCK_PER_ITEM>
 inline constexpr int kBlockThreads =
     kSolve<S, NMAX, BLOCK_PER_ITEM> == Solve::registers ? 128 : kConsumerThreads<S, NMAX, BLOCK_PER_ITEM>;
 // Blocks an SM that the kernel is compiled for. The register shape: registers for a lane's rows of
-// A and V (2 NMAX scalars) and 48 more at NMAX = 32, 80 more below (left to itself the compiler took
-// up to 255, 2 blocks an SM). With 48 below, the kernels spilled 250-410 bytes at float and complex
-// float 8 and 16, and items of 64 ran at 0.25 / 0.45 of the batched kernel's rate at float / complex
-// float 8 against 0.35 / 0.61 with 80; at float 32, 80 more (3 blocks, not 4) lost 2-3%
-// (H100, bench/results/2026-11-25-h100-warp-claims.md).
+// A and V (2 NMAX scalars) and 48 more at NMAX = 32 and for float at 16 (6 blocks an SM, as the
+// batched kernel), 80 more elsewhere (left to itself the compiler took up to 255, 2 blocks an SM).
+// Measured with items of 64 on an H100 (bench/results/2026-11-25-h100-warp-claims.md and
+// 2026-11-25-h100-leader-state.md): with 48 everywhere below 32, complex float 8 spilled 256 bytes
+// and ran at 0.49 of the batched kernel's rate against 0.65 with 80; float 16 ran at 0.78 with 48,
+// 0.65-0.70 with 80 (4 blocks); at float 32, 80 more (3 blocks, not 4) lost 2-3%.
 // The pairs solve for throughput: as the batched pairs kernel; left to itself the compiler took 155
 // registers at complex float (1 block an SM against the batched kernel's 3), 168 at double and 124
 // at float (2 against 4); items of 64 ran at 0.55 / 0.56 / 0.86 of the batched kernel's rate, 1.03 /
 // 0.97 / 0.91 with the cap. For latency (block per item) one block is left all it takes, as spills
 // lengthen a solve (a lone item 20% longer).
 template <class S, int NMAX>
-inline constexpr int kRegistersPerThread = 2 * NMAX * int(sizeof(S)) / 4 + (NMAX <= 16 ? 80 : 48);
+inline constexpr int kRegistersPerThread =
+    2 * NMAX * int(sizeof(S)) / 4 + (NMAX == 32 || (NMAX == 16 && std::is_same_v<S, float>) ? 48 : 80);
 template <class S, int NMAX, bool BLOCK_PER_ITEM>
 inline constexpr int kMinBlocksPerSm =
     kSolve<S, NMAX, BLOCK_PER_ITEM> == Solve::registers                  ? 65536 / (128 * kRegistersPerThread<S, NMAX>)
@@ -433,6 +435,19 @@ __device__ void stage_in(S* dst, const S* src, index_t ld, int n, int lane) {
   }
 }
 
+// What a consumer's leader keeps from one claim to the next. It lives in shared memory, as does each
+// solve's Args (but the latency shape's, copied to registers): what stays in registers through a
+// solve is taken from the solve. Held in registers, they made the register and pairs kernels spill
+// (float 16 at 6 blocks an SM: 364 bytes against 68 now; float 32: 276 against 52; float 64: 108
+// against none), and items of 64 ran at 0.91-0.95 of the batched kernel's rate at float 32 and 64
+// against 1.01-1.02 now (bench/results/2026-11-25-h100-leader-state.md).
+struct Leader {
+  std::uint64_t ticket;  // its ticket of ring 0, if it holds one (kNone)
+  ItemKey key;           // which item the consumer's copy holds
+  Share share;           // the item of several matrices it takes from
+  ConsumerCounters totals;
+};
+
 // Shared memory of one solve's scratch.
 template <class S, int NMAX, bool BLOCK_PER_ITEM>
 constexpr std::size_t solve_bytes() {
@@ -443,11 +458,12 @@ constexpr std::size_t solve_bytes() {
     bytes = sizeof(evd::RegisterScratch<S, NMAX>) + evd::align16(sizeof(S) * evd::kRegisterWarmScalars<NMAX>);
   return evd::align16(bytes);
 }
-// Shared memory of one consumer: the claimed item, then its solves' scratch.
+// Shared memory of one consumer: the claimed item, its leader's state, then for each matrix of a
+// claim its solve's Args and scratch.
 template <class S, int NMAX, bool BLOCK_PER_ITEM>
 constexpr std::size_t consumer_bytes() {
-  return evd::align16(sizeof(EvdItem<std::complex<double>>)) +
-         kClaimMatrices<S, NMAX, BLOCK_PER_ITEM> * solve_bytes<S, NMAX, BLOCK_PER_ITEM>();
+  return evd::align16(sizeof(EvdItem<std::complex<double>>)) + evd::align16(sizeof(Leader)) +
+         kClaimMatrices<S, NMAX, BLOCK_PER_ITEM> * (evd::align16(sizeof(Args<S>)) + solve_bytes<S, NMAX, BLOCK_PER_ITEM>());
 }
 
 // One matrix, by NMAX lanes of a warp (`mask`), or a block.
@@ -492,39 +508,39 @@ __global__ void __launch_bounds__(kBlockThreads<typename DeviceScalar<T>::type, 
                            : ((1u << SOLVER_THREADS) - 1u) << (lane % 32 / SOLVER_THREADS * SOLVER_THREADS);
   char* mine = smem + group * consumer_bytes<S, NMAX, BLOCK_PER_ITEM>();
   auto* item = reinterpret_cast<EvdItem<T>*>(mine);
-  char* work =
-      mine + evd::align16(sizeof(EvdItem<std::complex<double>>)) + side * solve_bytes<S, NMAX, BLOCK_PER_ITEM>();
+  mine += evd::align16(sizeof(EvdItem<std::complex<double>>));
+  Leader& leader = *reinterpret_cast<Leader*>(mine);  // lane 0's
+  mine += evd::align16(sizeof(Leader));
+  Args<S>& one = reinterpret_cast<Args<S>*>(mine)[side];  // this thread's solve's
+  char* work = mine + kClaim * evd::align16(sizeof(Args<S>)) + side * solve_bytes<S, NMAX, BLOCK_PER_ITEM>();
   __shared__ std::uint64_t claimed_all[kConsumers];
   __shared__ int ring_all[kConsumers], index_all[kConsumers], number_all[kConsumers], stop_all[kConsumers];
-  ConsumerCounters& counters = args.counters[(blockIdx.x - 1) * kConsumers + group];
-  ConsumerCounters totals;  // what this consumer's launches before (parking) counted
-  {
-    const volatile ConsumerCounters& before = counters;
-    totals = {before.completed, before.failed, before.cancelled};
+  const auto counters = [&]() -> ConsumerCounters& { return args.counters[(blockIdx.x - 1) * kConsumers + group]; };
+  if (lane == 0) {
+    const volatile ConsumerCounters& before = counters();  // what this consumer's launches before (parking) counted
+    leader = {kNone, {}, {}, {before.completed, before.failed, before.cancelled}};
   }
   unsigned sleep_ns = 0;
   const bool tickets = args.park_after_ns != 0;  // how consumers claim (see claim_by_ticket)
-  // The leader's: its ticket of ring 0, if it holds one; which item `item` holds; the item of several
-  // matrices it takes from.
-  std::uint64_t ticket = kNone;
-  ItemKey key;
-  Share share;
 
   for (;;) {
     if (lane == 0) {
       Claimed c;
       bool got = false;
+      std::uint64_t& ticket = leader.ticket;
+      Share& share = leader.share;
       // A ticket already visible is claimed first: its position is not named until it is, and every
       // helper's search stops there meanwhile. (A consumer holding a ticket only helps; the item's
       // opener, holding none, goes on taking from it.)
       const bool ticket_ready = tickets && ticket != kNone && ticket < load_acquire_device(&args.visible[0]);
       if (share.ring >= 0 && !ticket_ready) {  // the item of several matrices it opened or helps
-        got = take_matrices(args.rings[share.ring], share.ring, share.position, share.count, kClaim, *item, key,
+        got = take_matrices(args.rings[share.ring], share.ring, share.position, share.count, kClaim, *item, leader.key,
                             share, c);
         if (!got) share = {};
       }
       if (ticket_ready) share = {};
-      for (int r = 0; r < 2 && !got && !ticket_ready; ++r) got = help_oldest(args, r, kClaim, *item, key, share, c);
+      for (int r = 0; r < 2 && !got && !ticket_ready; ++r)
+        got = help_oldest(args, r, kClaim, *item, leader.key, share, c);
       if (!got) {  // a new position
         std::uint64_t position = kNone;
         int r = 0;
@@ -535,7 +551,7 @@ __global__ void __launch_bounds__(kBlockThreads<typename DeviceScalar<T>::type, 
           --r;
         }
         if (position != kNone) {
-          load_item(args.rings[r], r, position, *item, key);
+          load_item(args.rings[r], r, position, *item, leader.key);
           c = {r, position, 0, name_item(args.rings[r], r, position, item_matrices(item->count), kClaim, share)};
           got = true;
         }
@@ -552,27 +568,23 @@ __global__ void __launch_bounds__(kBlockThreads<typename DeviceScalar<T>::type, 
       stop_all[group] |= run_state == cuda::detail::kCancel ? 2 : 0;
     }
     consumer_sync<THREADS>();
-    const std::uint64_t claimed = claimed_all[group];
-    const Ring<T>& ring = args.rings[ring_all[group]];
-    const bool cancel = stop_all[group] & 2;
     if (stop_all[group] & 1) break;
-    if (claimed == kNone) {
+    if (claimed_all[group] == kNone) {
       sleep_ns = sleep_ns == 0 ? 32 : min(2 * sleep_ns, unsigned(args.idle_sleep_ns));
       if (lane == 0) __nanosleep(sleep_ns);
       consumer_sync<THREADS>();
       continue;
     }
     sleep_ns = 0;
-    const int number = number_all[group];  // matrices claimed, from index_all[group]
-    if (cancel) {
-      totals.cancelled += number;
-    } else {
+    // The claim (index_all and number_all: matrices claimed) is read again from shared memory after
+    // the solve, rather than held through it.
+    if (!(stop_all[group] & 2)) {
       // The item's matrices may be in host memory, where every read crosses PCIe: each solve works on
       // copies in its staging area of device memory, read and written in bulk.
-      const EvdItem<T>& it = *item;
-      const int n = it.n;
       SolveInfo info;
-      if (side < number) {
+      if (side < number_all[group]) {
+        const EvdItem<T>& it = *item;
+        const int n = it.n;
         const index_t i = index_all[group] + side;
         S* a = reinterpret_cast<S*>(args.staging) +
                std::size_t((blockIdx.x - 1) * kConsumers + group) * args.staging_stride +
@@ -584,34 +596,49 @@ __global__ void __launch_bounds__(kBlockThreads<typename DeviceScalar<T>::type, 
         const S* in_v0 = it.warm_start ? reinterpret_cast<const S*>(it.warm_start + i * it.stride_warm_start) : nullptr;
         stage_in<SOLVER_THREADS>(a, in_a, it.lda, n, solver_lane);
         if (in_v0) stage_in<SOLVER_THREADS>(v0, in_v0, it.ldw, n, solver_lane);
+        if (solver_lane == 0)
+          one = {a, n, 0, w, 0, v, n, 0, in_v0 ? v0 : nullptr, n, 0, it.info + i, n, 1,
+                 R(args.tol), R(args.symmetry_tol), args.max_sweeps, args.sort, it.reorthonormalise};
         solver_sync<SOLVER_THREADS>(solver_mask);
-        const Args<S> one{a, n, 0, w, 0, v, n, 0, in_v0 ? v0 : nullptr, n, 0, it.info + i, n, 1,
-                          R(args.tol), R(args.symmetry_tol), args.max_sweeps, args.sort, it.reorthonormalise};
-        info = solve_item<S, NMAX, BLOCK_PER_ITEM>(one, solver_lane, solver_mask, work);
+        if constexpr (BLOCK_PER_ITEM) {  // latency: a copy in registers, not read again after every barrier
+          const Args<S> copy = one;
+          info = solve_item<S, NMAX, BLOCK_PER_ITEM>(copy, solver_lane, solver_mask, work);
+        } else {
+          info = solve_item<S, NMAX, BLOCK_PER_ITEM>(one, solver_lane, solver_mask, work);
+        }
         solver_sync<SOLVER_THREADS>(solver_mask);
+      }
+      if (side < number_all[group]) {
+        const EvdItem<T>& it = *item;
+        const int n = one.n;
+        const index_t i = index_all[group] + side;
         real_t<T>* values = it.values + i * it.stride_values;
-        for (int j = solver_lane; j < n; j += SOLVER_THREADS) values[j] = w[j];
+        for (int j = solver_lane; j < n; j += SOLVER_THREADS) values[j] = one.values[j];
         if (it.vectors) {
           S* out_v = reinterpret_cast<S*>(it.vectors + i * it.stride_vectors);
           for (int idx = solver_lane; idx < n * n; idx += SOLVER_THREADS)
-            out_v[idx % n + index_t(idx / n) * it.ldv] = v[idx];
+            out_v[idx % n + index_t(idx / n) * it.ldv] = one.vectors[idx];
         }
       }
       // Thread 0 of each solve holds its SolveInfo; the consumer's thread 0 counts them all.
-      const bool failed = side < number && (info.invalid_input || !info.converged);
-      if constexpr (kClaim > 1)
-        totals.failed += __popc(__ballot_sync(0xffffffffu, solver_lane == 0 && failed));
-      else
-        totals.failed += failed;
-      totals.completed += number;
+      const bool failed = side < number_all[group] && (info.invalid_input || !info.converged);
+      int failures = failed;
+      if constexpr (kClaim > 1) failures = __popc(__ballot_sync(0xffffffffu, solver_lane == 0 && failed));
+      if (lane == 0) leader.totals.failed += failures, leader.totals.completed += number_all[group];
       __threadfence_system();  // this thread's outputs, before the leader finishes the matrices
+    } else if (lane == 0) {
+      leader.totals.cancelled += number_all[group];
     }
     consumer_sync<THREADS>();
     if (lane == 0) {  // counters first: whoever sees the item finished also sees it counted
-      volatile ConsumerCounters& out = counters;
-      out.completed = totals.completed;
-      out.failed = totals.failed;
-      out.cancelled = totals.cancelled;
+      volatile ConsumerCounters& out = counters();
+      out.completed = leader.totals.completed;
+      out.failed = leader.totals.failed;
+      out.cancelled = leader.totals.cancelled;
+      const std::uint64_t claimed = claimed_all[group];
+      const Ring<T>& ring = args.rings[ring_all[group]];
+      const bool cancel = stop_all[group] & 2;
+      const int number = number_all[group];
       std::uint64_t final_state = (claimed + ring.capacity) | (cancel ? kCancelledBit : 0);
       bool last = true;
       const int count = item_matrices(item->count);
