@@ -6,9 +6,9 @@
 // Polling: the rings live in mapped host memory, and a read of it crosses PCIe, so only one warp,
 // the poller (the grid's first block), reads it while waiting: it scans 32 slots a round for newly
 // published items (up to 256 while they keep coming) and advances a per-ring `visible` count in
-// device memory. Consumers poll only `visible` and their ring's `head` in device memory, and claim
-// position h < visible by advancing head (see claim_by_ticket for the two ways); the claimer then
-// reads the item once from host memory. Idle, the poller sleeps up to 1 us between scans and
+// device memory. Consumers poll only `visible` and the rings' `head` in device memory, and claim
+// position h < visible by a ticket taken from head (see claim_by_ticket); the claimer then reads the
+// item once from host memory. Idle, the poller sleeps up to 1 us between scans and
 // consumers up to idle_sleep_ns between polls. With park_after_ns set, the poller stops after that
 // long without a new item and the consumers follow once nothing is left to claim: the kernel ends
 // ("parks") until a submit launches it again.
@@ -139,6 +139,12 @@ __device__ __forceinline__ std::uint64_t global_time_ns() {
   return t;
 }
 
+// Rings in use: device code submits only to a solver that never parks.
+template <class T>
+__device__ int rings_in_use(const PersistentEvdArgs<T>& args) {
+  return args.park_after_ns ? 1 : 2;
+}
+
 // The poller (one warp): makes published items visible to the consumers, until a shutdown has been
 // asked for and every ticket handed out has been made visible, or (parking) until nothing has been
 // published for park_after_ns.
@@ -151,7 +157,7 @@ __device__ __forceinline__ std::uint64_t global_time_ns() {
 template <class T>
 __device__ void poll_rings(const PersistentEvdArgs<T>& args) {
   const int lane = threadIdx.x % 32;
-  const int rings = args.park_after_ns ? 1 : 2;  // with parking, device code cannot submit (ring 1)
+  const int rings = rings_in_use(args);
   // After a park, a new launch goes on from where the last one stopped.
   std::uint64_t visible[2] = {load_volatile(&args.visible[0]), load_volatile(&args.visible[1])};
   // A round reads `chunks` chunks of 32 slots a ring, every load in flight together and one fence
@@ -221,61 +227,60 @@ __device__ void poll_rings(const PersistentEvdArgs<T>& args) {
   if (lane == 0) store_release_device(args.poller_done, 1);
 }
 
-// Claiming, two ways. Without parking (device code may submit to ring 1), a consumer claims the
-// oldest visible item of either ring by advancing `head` with a compare-and-swap. With parking, only
-// ring 0 is used (device_queue() needs park_after_us = 0), and a consumer takes a ticket: one
-// fetch-and-add on head, made only while something visible is unclaimed, gives it position t, which
-// it solves once t < visible. Under load every consumer races for head, and the compare-and-swap's
-// retries grew with their number (eigbench's submitters case: 0.69M items/s from 1048 consumers,
-// 1.4M/s from 512); a fetch-and-add always succeeds. A ticket can run ahead of visible (consumers that
+// Claiming by tickets. A consumer takes a ticket of ring r, one fetch-and-add on its head made only
+// while something visible there is unclaimed, which gives it position t; it claims t once t <
+// visible. It holds at most one ticket a ring (ring 1, device code's, is used only without parking:
+// device_queue() needs park_after_us = 0). A fetch-and-add always succeeds, where a compare-and-swap
+// on head, raced for by every idle consumer, failed more the more consumers there were: items of 64
+// float 8 x 8 matrices ran at 0.07 of the batched kernel's rate with it, 0.31 with tickets (H100,
+// bench/results/2026-11-25-h100-leader-state.md). A ticket can run ahead of visible (consumers that
 // raced for the last item); its holder waits for position t, or leaves when the poller has stopped
-// first, and the next launch hands the positions out again from visible (PersistentSolver::launch).
+// first, and the next launch after a park hands the positions out again from visible
+// (PersistentSolver::launch).
 
-// CAS claim: the oldest visible item of ring r, or kNone when there is none.
+// Whether the consumer holds a ticket that is visible, and so claims it next.
 template <class T>
-__device__ std::uint64_t try_claim(const PersistentEvdArgs<T>& args, int r) {
-  std::uint64_t* head = args.rings[r].head;
-  std::uint64_t h = load_volatile(head);
-  for (;;) {
-    if (h >= load_acquire_device(&args.visible[r])) return kNone;
-    const std::uint64_t seen = atomicCAS(reinterpret_cast<unsigned long long*>(head), h, h + 1);
-    if (seen == h) return h;
-    h = seen;
+__device__ bool ticket_visible(const PersistentEvdArgs<T>& args, const std::uint64_t (&ticket)[2]) {
+  for (int r = 0; r < rings_in_use(args); ++r)
+    if (ticket[r] != kNone && ticket[r] < load_acquire_device(&args.visible[r])) return true;
+  return false;
+}
+
+// Takes a ticket of each ring where the consumer holds none and a visible item is unclaimed; returns
+// the position of a ticket that is visible (and drops the ticket, its ring in `ring`), else kNone.
+template <class T>
+__device__ std::uint64_t claim_by_ticket(const PersistentEvdArgs<T>& args, std::uint64_t (&ticket)[2], int& ring) {
+  const int rings = rings_in_use(args);
+  for (int r = 0; r < rings; ++r) {
+    std::uint64_t* head = args.rings[r].head;
+    if (ticket[r] == kNone && load_volatile(head) < load_acquire_device(&args.visible[r]))
+      ticket[r] = atomicAdd(reinterpret_cast<unsigned long long*>(head), 1ull);
   }
+  for (int r = 0; r < rings; ++r)
+    if (ticket[r] != kNone && ticket[r] < load_acquire_device(&args.visible[r])) {
+      const std::uint64_t claimed = ticket[r];
+      ticket[r] = kNone;
+      ring = r;
+      return claimed;
+    }
+  return kNone;
 }
 
-// CAS claims: nothing is left to claim, and nothing more will become visible.
-template <class T>
-__device__ bool drained(const PersistentEvdArgs<T>& args) {
-  return load_acquire_device(args.poller_done) != 0 && load_volatile(args.rings[0].head) >= load_volatile(&args.visible[0]) &&
-         load_volatile(args.rings[1].head) >= load_volatile(&args.visible[1]);
-}
-
-// Ticket claims: takes a ticket of ring 0 into `ticket` when the consumer holds none and a visible
-// item is unclaimed; returns the ticket's position once visible (and drops it), else kNone.
-template <class T>
-__device__ std::uint64_t claim_by_ticket(const PersistentEvdArgs<T>& args, std::uint64_t& ticket) {
-  std::uint64_t* head = args.rings[0].head;
-  if (ticket == kNone && load_volatile(head) < load_acquire_device(&args.visible[0]))
-    ticket = atomicAdd(reinterpret_cast<unsigned long long*>(head), 1ull);
-  if (ticket == kNone || ticket >= load_acquire_device(&args.visible[0])) return kNone;
-  const std::uint64_t claimed = ticket;
-  ticket = kNone;
-  return claimed;
-}
-
-// Ticket claims: the poller has stopped, and the consumer's ticket (if any) will not become visible
+// The poller has stopped, and in every ring the consumer's ticket (if any) will not become visible
 // in this launch, or without one, nothing visible is unclaimed. visible is read after poller_done,
 // so it is final.
 template <class T>
-__device__ bool ticket_drained(const PersistentEvdArgs<T>& args, std::uint64_t ticket) {
+__device__ bool ticket_drained(const PersistentEvdArgs<T>& args, const std::uint64_t (&ticket)[2]) {
   if (load_acquire_device(args.poller_done) == 0) return false;
-  const std::uint64_t visible = load_volatile(&args.visible[0]);
-  return ticket != kNone ? ticket >= visible : load_volatile(args.rings[0].head) >= visible;
+  for (int r = 0; r < rings_in_use(args); ++r) {
+    const std::uint64_t visible = load_volatile(&args.visible[r]);
+    if (ticket[r] != kNone ? ticket[r] < visible : load_volatile(args.rings[r].head) < visible) return false;
+  }
+  return true;
 }
 
 // Items of several matrices, shared out in claims of up to k matrices, the number a consumer solves
-// side by side (kClaimMatrices). The consumer that claims an item's position (either way above)
+// side by side (kClaimMatrices). The consumer that claims an item's position (by its ticket)
 // names the item and its count in the slot's `opened` word and takes its first k matrices; if more
 // are left, it first sets the slot's `taken` word to "k handed out", and afterwards takes the
 // item's matrices k at a time itself, each claim a fetch-and-add of k on `taken`, until none is
@@ -442,7 +447,7 @@ __device__ void stage_in(S* dst, const S* src, index_t ld, int n, int lane) {
 // against none), and items of 64 ran at 0.91-0.95 of the batched kernel's rate at float 32 and 64
 // against 1.01-1.02 now (bench/results/2026-11-25-h100-leader-state.md).
 struct Leader {
-  std::uint64_t ticket;  // its ticket of ring 0, if it holds one (kNone)
+  std::uint64_t ticket[2];  // its ticket of each ring, if it holds one (kNone)
   ItemKey key;           // which item the consumer's copy holds
   Share share;           // the item of several matrices it takes from
   ConsumerCounters totals;
@@ -518,21 +523,19 @@ __global__ void __launch_bounds__(kBlockThreads<typename DeviceScalar<T>::type, 
   const auto counters = [&]() -> ConsumerCounters& { return args.counters[(blockIdx.x - 1) * kConsumers + group]; };
   if (lane == 0) {
     const volatile ConsumerCounters& before = counters();  // what this consumer's launches before (parking) counted
-    leader = {kNone, {}, {}, {before.completed, before.failed, before.cancelled}};
+    leader = {{kNone, kNone}, {}, {}, {before.completed, before.failed, before.cancelled}};
   }
   unsigned sleep_ns = 0;
-  const bool tickets = args.park_after_ns != 0;  // how consumers claim (see claim_by_ticket)
 
   for (;;) {
     if (lane == 0) {
       Claimed c;
       bool got = false;
-      std::uint64_t& ticket = leader.ticket;
       Share& share = leader.share;
       // A ticket already visible is claimed first: its position is not named until it is, and every
       // helper's search stops there meanwhile. (A consumer holding a ticket only helps; the item's
       // opener, holding none, goes on taking from it.)
-      const bool ticket_ready = tickets && ticket != kNone && ticket < load_acquire_device(&args.visible[0]);
+      const bool ticket_ready = ticket_visible(args, leader.ticket);
       if (share.ring >= 0 && !ticket_ready) {  // the item of several matrices it opened or helps
         got = take_matrices(args.rings[share.ring], share.ring, share.position, share.count, kClaim, *item, leader.key,
                             share, c);
@@ -542,14 +545,8 @@ __global__ void __launch_bounds__(kBlockThreads<typename DeviceScalar<T>::type, 
       for (int r = 0; r < 2 && !got && !ticket_ready; ++r)
         got = help_oldest(args, r, kClaim, *item, leader.key, share, c);
       if (!got) {  // a new position
-        std::uint64_t position = kNone;
         int r = 0;
-        if (tickets) {
-          position = claim_by_ticket(args, ticket);
-        } else {
-          for (; r < 2 && position == kNone; ++r) position = try_claim(args, r);
-          --r;
-        }
+        const std::uint64_t position = claim_by_ticket(args, leader.ticket, r);
         if (position != kNone) {
           load_item(args.rings[r], r, position, *item, leader.key);
           c = {r, position, 0, name_item(args.rings[r], r, position, item_matrices(item->count), kClaim, share)};
@@ -564,7 +561,7 @@ __global__ void __launch_bounds__(kBlockThreads<typename DeviceScalar<T>::type, 
       // Stop when the poller has stopped (shutdown or park) and nothing is left; a cancelling
       // shutdown claims the rest unsolved. (An opened item's matrices are all claimed by its opener
       // before it stops.)
-      stop_all[group] = !got && (tickets ? ticket_drained(args, ticket) : drained(args));
+      stop_all[group] = !got && ticket_drained(args, leader.ticket);
       stop_all[group] |= run_state == cuda::detail::kCancel ? 2 : 0;
     }
     consumer_sync<THREADS>();

@@ -342,14 +342,17 @@ TEST_CASE("gpu persistent: warm start from the previous result", "[gpu][persiste
 }
 
 // Four host threads submit per_thread matrices each, in items of 1 to max_matrices (1: one matrix a
-// submit), into a ring smaller than the work, so that submitters also meet a full ring.
+// submit), into a ring smaller than the work, so that submitters also meet a full ring; to a solver
+// that parks (the default) or stays resident (park_after_us = 0).
 template <class T>
-void submit_from_threads(index_t n, index_t per_thread, std::uint64_t capacity, int max_matrices, std::uint64_t seed) {
+void submit_from_threads(index_t n, index_t per_thread, std::uint64_t capacity, int max_matrices, std::uint64_t seed,
+                         bool resident = false) {
   const int threads = 4;
   const std::vector<Matrix<T>> ms = covariances<T>(n, per_thread * threads, seed);
   StridedBatch<T> batch(ms, 1);
   PersistentOptions o = options_for(int(n));
   o.capacity = capacity;
+  if (resident) o.park_after_us = 0;
   PersistentSolver<T> solver(o);
   std::atomic<int> wrong_state{0};
   std::vector<std::thread> pool;
@@ -383,6 +386,7 @@ void submit_from_threads(index_t n, index_t per_thread, std::uint64_t capacity, 
 TEST_CASE("gpu persistent: several host threads submit concurrently", "[gpu][persistent]") {
   SECTION("one matrix an item, complex float 16") { submit_from_threads<std::complex<float>>(16, 300, 64, 1, 500); }
   SECTION("items of 1 to 40 matrices, float 8") { submit_from_threads<float>(8, 400, 16, 40, 700); }
+  SECTION("items of 1 to 40 matrices, float 8, resident") { submit_from_threads<float>(8, 400, 16, 40, 710, true); }
 }
 
 TEST_CASE("gpu persistent: a full ring fails or waits, as asked", "[gpu][persistent]") {
@@ -532,14 +536,18 @@ TEST_CASE("gpu persistent: device code submits after a kernel on another stream"
   Pinned<std::uint64_t> positions{static_cast<std::size_t>(count)};  // freed after the solver stops (see below)
   Pinned<EvdItem<T>> its{static_cast<std::size_t>(count)};
   for (index_t b = 0; b < count; ++b) its[std::size_t(b)] = items.item(b);
+  const std::vector<Matrix<T>> host_matrices = covariances<T>(n, 40, 61);
+  StridedBatch<T> host_batch(host_matrices, 1);  // pinned before the resident kernel starts, as all memory here
   REQUIRE(preload_producer() == cudaSuccess);
   PersistentOptions o = options_for(16);
   o.park_after_us = 0;  // device code cannot wake a parked kernel
   PersistentSolver<T> solver(o);
   cudaStream_t stream;
   REQUIRE(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking) == cudaSuccess);
-  // A kernel on `stream` builds each matrix as diag(1..n) + 0.5 * (ones), then one thread submits it.
+  // A kernel on `stream` builds each matrix as diag(1..n) + 0.5 * (ones), then one thread submits it;
+  // meanwhile the host submits an item of 40 matrices, so that consumers claim from both rings.
   REQUIRE(launch_build_and_submit(solver.device_queue(), its.get(), int(count), positions.get(), stream) == cudaSuccess);
+  const Ticket host_ticket = *solver.submit(host_batch.item(0, 40));
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
   cudaError_t status;
   while ((status = cudaStreamQuery(stream)) == cudaErrorNotReady && std::chrono::steady_clock::now() < deadline)
@@ -550,7 +558,14 @@ TEST_CASE("gpu persistent: device code submits after a kernel on another stream"
     REQUIRE(positions[std::size_t(b)] != kNotSubmitted);
     REQUIRE(solver.wait(PersistentSolver<T>::device_ticket(positions[std::size_t(b)])) == ItemState::done);
   }
-  CHECK(solver.counters().submitted == std::uint64_t(count));
+  REQUIRE(solver.wait(host_ticket) == ItemState::done);
+  CHECK(solver.counters().submitted == std::uint64_t(count + 40));
+  for (index_t b = 0; b < 40; b += 13) {
+    INFO("host matrix " << b);
+    const Matrix<T> v = host_batch.vectors(b);
+    check_evd(host_matrices[std::size_t(b)], host_batch.values(b), &v, reference_eigenvalues(host_matrices[std::size_t(b)]),
+              eigstream::Sort::descending, "gpu persistent host submit beside device code");
+  }
   for (index_t b = 0; b < count; ++b) {
     Matrix<T> a(n, n);
     for (index_t j = 0; j < n; ++j)

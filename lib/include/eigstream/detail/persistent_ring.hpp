@@ -12,10 +12,9 @@
 //
 // Between the rings and the consumers stands the kernel's poller, which makes published items
 // `visible` (device memory) in order; consumers claim only visible positions, and stop once the
-// poller has stopped (at shutdown, or when it parks) and nothing visible is left. How they claim
-// (a compare-and-swap on `head`, or with parking a ticket from a fetch-and-add), how the matrices of
-// an item of several are shared out, parking and its handshake with submit are described in
-// kernels/jacobi_evd_persistent.cu.
+// poller has stopped (at shutdown, or when it parks) and nothing visible is left. How they claim (a
+// ticket from a fetch-and-add on `head`), how the matrices of an item of several are shared out,
+// parking and its handshake with submit are described in kernels/jacobi_evd_persistent.cu.
 #pragma once
 
 #include <cstdint>
