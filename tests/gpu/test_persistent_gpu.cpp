@@ -151,6 +151,36 @@ std::vector<Matrix<T>> covariances(index_t n, index_t count, std::uint64_t seed)
   return ms;
 }
 
+// The batched kernel's eigenvalues and statuses on `count` packed n x n matrices: what the
+// persistent solver's results are compared with.
+template <class T>
+struct BatchedResult {
+  std::vector<real_t<T>> w;
+  std::vector<SolveInfo> info;
+};
+template <class T>
+BatchedResult<T> solve_batched(const std::vector<T>& a, index_t n, index_t count) {
+  std::vector<T> v(a.size());
+  BatchedResult<T> out{std::vector<real_t<T>>(std::size_t(n * count)), std::vector<SolveInfo>(std::size_t(count))};
+  eigstream::Options gpu;
+  gpu.backend = eigstream::Backend::cuda;
+  eigstream::evd_batched(eigstream::batch<const T>(a.data(), n, n, count), eigstream::vectors(out.w.data(), n, count),
+                         eigstream::batch(v.data(), n, n, count), out.info.data(), gpu);
+  return out;
+}
+
+// Matrix b's persistent result (values w, vectors v): its values within 2 n eps of the batched
+// kernel's, scaled by the spectrum's ends, and its decomposition against LAPACK.
+template <class T>
+void check_as_batched(const Matrix<T>& m, const std::vector<real_t<T>>& w, const Matrix<T>& v,
+                      const BatchedResult<T>& batched, index_t b, const char* what) {
+  const index_t n = m.rows;
+  const double scale = std::abs(double(batched.w[std::size_t(b * n)])) + std::abs(double(batched.w[std::size_t(b * n + n - 1)]));
+  for (index_t k = 0; k < n; ++k)
+    CHECK(std::abs(double(w[std::size_t(k)] - batched.w[std::size_t(b * n + k)])) <= 2 * n * eps<T>() * scale);
+  check_evd(m, w, &v, reference_eigenvalues(m), eigstream::Sort::descending, what);
+}
+
 }  // namespace
 
 TEMPLATE_TEST_CASE("gpu persistent: results equal the batched kernel's on the hard cases", "[gpu][persistent]", float,
@@ -176,15 +206,8 @@ TEMPLATE_TEST_CASE("gpu persistent: results equal the batched kernel's on the ha
     CHECK(c.completed == std::uint64_t(items.count));
     CHECK(c.failed == 0);
   }
-  // The batched kernel on the same matrices.
-  std::vector<T> batch_a(items.a.get(), items.a.get() + n * n * items.count), batch_v(batch_a.size());
-  std::vector<real_t<T>> batch_w(std::size_t(n * items.count));
-  std::vector<SolveInfo> batch_info(std::size_t(items.count));
-  eigstream::Options gpu;
-  gpu.backend = eigstream::Backend::cuda;
-  eigstream::evd_batched(eigstream::batch<const T>(batch_a.data(), n, n, items.count),
-                         eigstream::vectors(batch_w.data(), n, items.count),
-                         eigstream::batch(batch_v.data(), n, n, items.count), batch_info.data(), gpu);
+  const BatchedResult<T> batched =
+      solve_batched(std::vector<T>(items.a.get(), items.a.get() + n * n * items.count), n, items.count);
   for (index_t b = 0; b < items.count; ++b) {
     INFO(type_name<T>() << " n = " << n << " case " << to_string(all_evd_cases()[std::size_t(b)])
                         << (block_per_item ? " block per item" : "") << " max_n = " << max_n);
@@ -194,18 +217,13 @@ TEMPLATE_TEST_CASE("gpu persistent: results equal the batched kernel's on the ha
     // pairs in mirrored orders, which on graded, rank-deficient and repeated spectra took up to three
     // sweeps more or less (H100, 2026-11-22; H200, 2026-11-23: 3 for complex double n = 16,
     // repeated). An item padded to the pairs solve's 64 players takes sweeps of its own.
-    const SolveKind batched = batched_cold_solve<T>(n), persistent = persistent_solve<T>(max_n, block_per_item);
-    const int sweeps_apart = std::abs(s.sweeps - batch_info[std::size_t(b)].sweeps);
-    if (batched == persistent && (batched != SolveKind::registers || nmax_of(n) == nmax_of(max_n)))
+    const SolveKind batched_kind = batched_cold_solve<T>(n), persistent = persistent_solve<T>(max_n, block_per_item);
+    const int sweeps_apart = std::abs(s.sweeps - batched.info[std::size_t(b)].sweeps);
+    if (batched_kind == persistent && (batched_kind != SolveKind::registers || nmax_of(n) == nmax_of(max_n)))
       CHECK(sweeps_apart == 0);
     else if (persistent != SolveKind::pairs)
       CHECK(sweeps_apart <= 3);
-    const std::vector<real_t<T>> w = items.values(b);
-    const double scale = std::abs(double(batch_w[std::size_t(b * n)])) + std::abs(double(batch_w[std::size_t(b * n + n - 1)]));
-    for (index_t k = 0; k < n; ++k) CHECK(std::abs(double(w[std::size_t(k)] - batch_w[std::size_t(b * n + k)])) <= 2 * n * eps<T>() * scale);
-    const Matrix<T> v = items.vectors(b);
-    check_evd(ms[std::size_t(b)], w, &v, reference_eigenvalues(ms[std::size_t(b)]), eigstream::Sort::descending,
-              "gpu persistent");
+    check_as_batched(ms[std::size_t(b)], items.values(b), items.vectors(b), batched, b, "gpu persistent");
   }
 }
 
@@ -269,13 +287,7 @@ TEMPLATE_TEST_CASE("gpu persistent: items holding batches are solved matrix by m
   std::vector<T> batch_a;
   for (const Matrix<T>& m : ms) batch_a.insert(batch_a.end(), m.data.begin(), m.data.end());
   for (index_t k = 0; k < n * n; ++k) batch_a[std::size_t(bad * n * n + k)] = T(k % (n + 1) == 0 ? 1 : 0);
-  std::vector<T> batch_v(batch_a.size());
-  std::vector<real_t<T>> batch_w(std::size_t(n * count));
-  std::vector<SolveInfo> batch_info{std::size_t(count)};
-  eigstream::Options gpu;
-  gpu.backend = eigstream::Backend::cuda;
-  eigstream::evd_batched(eigstream::batch<const T>(batch_a.data(), n, n, count), eigstream::vectors(batch_w.data(), n, count),
-                         eigstream::batch(batch_v.data(), n, n, count), batch_info.data(), gpu);
+  const BatchedResult<T> batched = solve_batched(batch_a, n, count);
   for (index_t b = 0; b < count; ++b) {
     INFO(type_name<T>() << " n = " << n << " matrix " << b << (block_per_item ? " block per item" : ""));
     const SolveInfo& s = batch.info[std::size_t(b)];
@@ -285,12 +297,7 @@ TEMPLATE_TEST_CASE("gpu persistent: items holding batches are solved matrix by m
       continue;
     }
     REQUIRE(s.converged);
-    const std::vector<real_t<T>> w = batch.values(b);
-    const double scale = std::abs(double(batch_w[std::size_t(b * n)])) + std::abs(double(batch_w[std::size_t(b * n + n - 1)]));
-    for (index_t k = 0; k < n; ++k) CHECK(std::abs(double(w[std::size_t(k)] - batch_w[std::size_t(b * n + k)])) <= 2 * n * eps<T>() * scale);
-    const Matrix<T> v = batch.vectors(b);
-    check_evd(ms[std::size_t(b)], w, &v, reference_eigenvalues(ms[std::size_t(b)]), eigstream::Sort::descending,
-              "gpu persistent batch item");
+    check_as_batched(ms[std::size_t(b)], batch.values(b), batch.vectors(b), batched, b, "gpu persistent batch item");
   }
   // The gaps between the matrices' outputs are never written.
   for (index_t b = 0; b < count; ++b)
