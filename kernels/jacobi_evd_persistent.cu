@@ -282,13 +282,16 @@ __device__ bool ticket_drained(const PersistentEvdArgs<T>& args, const std::uint
 // Items of several matrices, shared out in claims of up to k matrices, the number a consumer solves
 // side by side (kClaimMatrices). The consumer that claims an item's position (by its ticket)
 // names the item and its count in the slot's `opened` word and takes its first k matrices; if more
-// are left, it first sets the slot's `taken` word to "k handed out", and afterwards takes the
+// are left, it first copies the item into the slot's `open_items` entry (device memory, where its
+// helpers read it) and sets the slot's `taken` word to "k handed out", and afterwards takes the
 // item's matrices k at a time itself, each claim a fetch-and-add of k on `taken`, until none is
 // left: every matrix is claimed even if nobody helps. Idle consumers help before they claim a new
 // position: from the ring's `help` cursor, the oldest position that may have a matrix left, they
 // look for the first named item with a matrix left and take from it while it lasts, moving the
 // cursor past the items that have none (an item of at most k matrices has none once named); a
-// position not yet named ends the search, as its claimer will name it. So the oldest items are
+// position not yet named ends the search, as its claimer will name it (passing over it instead, the
+// items finished in order, but float and complex float 16 ran at 0.48-0.50 of the batched kernel
+// against 0.80-0.91: bench/results/2026-11-25-h200-open-items.md). So the oldest items are
 // helped first (helping only the newest left items opened earlier to their openers alone, 64 solves
 // in a row: complex float 32 ran at 0.75 of the batched kernel,
 // bench/results/2026-11-25-h100-batch-items.md), and an item of at most k matrices costs one store
@@ -328,11 +331,16 @@ struct Share {  // the item of several matrices that a leader takes from, while 
   int count = 0;
 };
 
-// The leader's item copy: reads item `position` of ring r from host memory unless it holds it.
+// The leader's item copy: reads item `position` of ring r unless it holds it, from host memory (the
+// item just claimed), or from its opener's copy in device memory (an item of several matrices that
+// the leader helps with: the add on `taken` that took its matrices came after an acquire of its
+// name, so the copy is seen whole).
 template <class T>
-__device__ void load_item(const Ring<T>& ring, int r, std::uint64_t position, EvdItem<T>& item, ItemKey& key) {
+__device__ void load_item(const Ring<T>& ring, int r, std::uint64_t position, EvdItem<T>& item, ItemKey& key,
+                          bool opened) {
   if (key.ring == r && key.position == position) return;
-  item = ring.slots[position & (ring.capacity - 1)].item;
+  const std::uint64_t slot = position & (ring.capacity - 1);
+  item = opened ? ring.open_items[slot] : ring.slots[slot].item;
   key = {r, position};
 }
 
@@ -362,23 +370,27 @@ __device__ bool take_matrices(const Ring<T>& ring, int r, std::uint64_t position
     count = item_matrices(item.count);
   }
   if (index >= count) return false;
-  load_item(ring, r, named, item, key);
+  load_item(ring, r, named, item, key, true);
   share = {r, named, count};
   claimed = {r, named, index, min(per_claim, count - index)};
   return true;
 }
 
-// Names item `position` of ring r, just claimed, in its slot, and returns how many of its matrices
-// (from matrix 0) the claimer takes; opens the rest, if any, to helpers and to the claimer's next
-// claims.
+// Names item `position` of ring r, just claimed (and held in `item`), in its slot, and returns how
+// many of its matrices (from matrix 0) the claimer takes; opens the rest, if any, to helpers and to
+// the claimer's next claims, with a copy of the item in device memory for the helpers to read (from
+// host memory, each helper's read crossed PCIe).
 template <class T>
-__device__ int name_item(const Ring<T>& ring, int r, std::uint64_t position, int count, int per_claim, Share& share) {
+__device__ int name_item(const Ring<T>& ring, int r, std::uint64_t position, const EvdItem<T>& item, int per_claim,
+                         Share& share) {
   const std::uint64_t slot = position & (ring.capacity - 1);
+  const int count = item_matrices(item.count);
   if (count <= per_claim) {  // none left to open: nothing to order before the name (a release would
                              // delay the claimer's solve); helpers skip it by its count
     *reinterpret_cast<volatile std::uint64_t*>(&ring.opened[slot]) = item_word(position, std::uint64_t(count));
     return count;
   }
+  ring.open_items[slot] = item;  // before the name's release
   atomicExch(reinterpret_cast<unsigned long long*>(&ring.taken[slot]), item_word(position, std::uint64_t(per_claim)));
   share = {r, position, count};
   store_release_device(&ring.opened[slot], item_word(position, std::uint64_t(count)));  // after taken
@@ -548,8 +560,8 @@ __global__ void __launch_bounds__(kBlockThreads<typename DeviceScalar<T>::type, 
         int r = 0;
         const std::uint64_t position = claim_by_ticket(args, leader.ticket, r);
         if (position != kNone) {
-          load_item(args.rings[r], r, position, *item, leader.key);
-          c = {r, position, 0, name_item(args.rings[r], r, position, item_matrices(item->count), kClaim, share)};
+          load_item(args.rings[r], r, position, *item, leader.key, false);
+          c = {r, position, 0, name_item(args.rings[r], r, position, *item, kClaim, share)};
           got = true;
         }
       }

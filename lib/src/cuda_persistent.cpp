@@ -78,6 +78,7 @@ struct PersistentSolver<T>::State {
   // Device memory: the rings' per-slot words (Ring::opened, taken, finished), each 2 capacity long.
   std::uint64_t* item_words = nullptr;
   static constexpr int kSlotWords = 3;
+  EvdItem<T>* open_items = nullptr;  // device memory: Ring::open_items, 2 capacity long
   int* run_state = nullptr;                      // device memory
   T* staging = nullptr;                          // device memory: each consumer's copies of its item
   kernels::PersistentEvdArgs<T> args{};
@@ -108,6 +109,7 @@ struct PersistentSolver<T>::State {
     cudaFreeHost(counters);
     cudaFree(device_words);
     cudaFree(item_words);
+    cudaFree(open_items);
     cudaFree(run_state);
     cudaFree(staging);
   }
@@ -205,6 +207,7 @@ PersistentSolver<T>::PersistentSolver(const PersistentOptions& options) : state_
   check_cuda(cudaMalloc(reinterpret_cast<void**>(&s.device_words), State::kDeviceWords * sizeof(std::uint64_t)), op);
   check_cuda(cudaMalloc(reinterpret_cast<void**>(&s.item_words), State::kSlotWords * 2 * s.capacity * sizeof(std::uint64_t)),
              op);
+  check_cuda(cudaMalloc(reinterpret_cast<void**>(&s.open_items), 2 * s.capacity * sizeof(EvdItem<T>)), op);
   check_cuda(cudaMalloc(reinterpret_cast<void**>(&s.run_state), sizeof(int)), op);
   check_cuda(cudaMalloc(reinterpret_cast<void**>(&s.staging), sizeof(T) * shape.staging_stride * std::size_t(s.consumers)),
              op);
@@ -222,9 +225,9 @@ PersistentSolver<T>::PersistentSolver(const PersistentOptions& options) : state_
   std::uint64_t* taken = s.item_words + 2 * s.capacity;
   std::uint64_t* finished = s.item_words + 4 * s.capacity;
   a.rings[0] = {slots, s.device_words, device_pointer(s.host_tail, op), s.capacity, s.device_words + 7, opened, taken,
-                finished};
+                finished, s.open_items};
   a.rings[1] = {slots + s.capacity, s.device_words + 1, s.device_words + 2, s.capacity, s.device_words + 8,
-                opened + s.capacity, taken + s.capacity, finished + s.capacity};
+                opened + s.capacity, taken + s.capacity, finished + s.capacity, s.open_items + s.capacity};
   a.run_state = s.run_state;
   a.visible = s.device_words + 3;
   a.poller_done = s.device_words + 5;

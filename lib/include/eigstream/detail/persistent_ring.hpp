@@ -72,11 +72,12 @@ struct Ring {
   std::uint64_t capacity;  // a power of two
   // Items of several matrices (device memory; kernels/jacobi_evd_persistent.cu says how they are
   // shared): the oldest position helpers may find matrices in, and per slot its item's name and
-  // count, and the matrices of it handed out and finished.
+  // count, the matrices of it handed out and finished, and a copy of the item for its helpers.
   std::uint64_t* help;
   std::uint64_t* opened;
   std::uint64_t* taken;
   std::uint64_t* finished;
+  EvdItem<T>* open_items;
 };
 
 // The matrices of an item whose count is `count`, as the kernel solves and counts them: device code's
