@@ -246,23 +246,28 @@ __device__ bool ticket_visible(const PersistentEvdArgs<T>& args, const std::uint
   return false;
 }
 
-// Takes a ticket of each ring where the consumer holds none and a visible item is unclaimed; returns
-// the position of a ticket that is visible (and drops the ticket, its ring in `ring`), else kNone.
+// Returns the position of a ticket the consumer holds that is visible (and drops the ticket, its
+// ring in `ring`); else takes a ticket of each ring in turn where it holds none and a visible item is
+// unclaimed, and returns the first of those that is visible; else kNone. A ticket held and visible
+// goes first, and no ticket is taken past the one claimed, so that a consumer does not sit on a
+// visible ticket through a solve.
 template <class T>
 __device__ std::uint64_t claim_by_ticket(const PersistentEvdArgs<T>& args, std::uint64_t (&ticket)[2], int& ring) {
   const int rings = rings_in_use(args);
+  const auto claim = [&](int r) {
+    const std::uint64_t claimed = ticket[r];
+    ticket[r] = kNone;
+    ring = r;
+    return claimed;
+  };
+  for (int r = 0; r < rings; ++r)
+    if (ticket[r] != kNone && ticket[r] < load_acquire_device(&args.visible[r])) return claim(r);
   for (int r = 0; r < rings; ++r) {
     std::uint64_t* head = args.rings[r].head;
-    if (ticket[r] == kNone && load_volatile(head) < load_acquire_device(&args.visible[r]))
-      ticket[r] = atomicAdd(reinterpret_cast<unsigned long long*>(head), 1ull);
+    if (ticket[r] != kNone || load_volatile(head) >= load_acquire_device(&args.visible[r])) continue;
+    ticket[r] = atomicAdd(reinterpret_cast<unsigned long long*>(head), 1ull);
+    if (ticket[r] < load_acquire_device(&args.visible[r])) return claim(r);
   }
-  for (int r = 0; r < rings; ++r)
-    if (ticket[r] != kNone && ticket[r] < load_acquire_device(&args.visible[r])) {
-      const std::uint64_t claimed = ticket[r];
-      ticket[r] = kNone;
-      ring = r;
-      return claimed;
-    }
   return kNone;
 }
 
@@ -329,6 +334,7 @@ struct Share {  // the item of several matrices that a leader takes from, while 
   int ring = -1;
   std::uint64_t position = kNone;
   int count = 0;
+  bool opener = false;  // the leader opened it, and so takes from it until none is left
 };
 
 // The leader's item copy: reads item `position` of ring r unless it holds it, from host memory (the
@@ -371,7 +377,7 @@ __device__ bool take_matrices(const Ring<T>& ring, int r, std::uint64_t position
   }
   if (index >= count) return false;
   load_item(ring, r, named, item, key, true);
-  share = {r, named, count};
+  share = {r, named, count, share.opener && share.ring == r && share.position == named};
   claimed = {r, named, index, min(per_claim, count - index)};
   return true;
 }
@@ -392,7 +398,7 @@ __device__ int name_item(const Ring<T>& ring, int r, std::uint64_t position, con
   }
   ring.open_items[slot] = item;  // before the name's release
   atomicExch(reinterpret_cast<unsigned long long*>(&ring.taken[slot]), item_word(position, std::uint64_t(per_claim)));
-  share = {r, position, count};
+  share = {r, position, count, true};
   store_release_device(&ring.opened[slot], item_word(position, std::uint64_t(count)));  // after taken
   return per_claim;
 }
@@ -544,16 +550,17 @@ __global__ void __launch_bounds__(kBlockThreads<typename DeviceScalar<T>::type, 
       Claimed c;
       bool got = false;
       Share& share = leader.share;
-      // A ticket already visible is claimed first: its position is not named until it is, and every
-      // helper's search stops there meanwhile. (A consumer holding a ticket only helps; the item's
-      // opener, holding none, goes on taking from it.)
+      // A ticket already visible is claimed before helping: its position is not named until it is,
+      // and every helper's search stops there meanwhile. But an item's opener first takes the rest
+      // of its item (it may hold a ticket of the other ring): every matrix of an opened item must be
+      // claimed, and at a drain consumers stop once their searches find nothing.
       const bool ticket_ready = ticket_visible(args, leader.ticket);
-      if (share.ring >= 0 && !ticket_ready) {  // the item of several matrices it opened or helps
+      if (share.ring >= 0 && (!ticket_ready || share.opener)) {  // the item of several matrices it opened or helps
         got = take_matrices(args.rings[share.ring], share.ring, share.position, share.count, kClaim, *item, leader.key,
                             share, c);
         if (!got) share = {};
       }
-      if (ticket_ready) share = {};
+      if (ticket_ready && !share.opener) share = {};
       for (int r = 0; r < 2 && !got && !ticket_ready; ++r)
         got = help_oldest(args, r, kClaim, *item, leader.key, share, c);
       if (!got) {  // a new position
