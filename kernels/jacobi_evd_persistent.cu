@@ -296,7 +296,9 @@ __device__ bool ticket_drained(const PersistentEvdArgs<T>& args, const std::uint
 // cursor past the items that have none (an item of at most k matrices has none once named); a
 // position not yet named ends the search, as its claimer will name it (passing over it instead, the
 // items finished in order, but float and complex float 16 ran at 0.48-0.50 of the batched kernel
-// against 0.80-0.91: bench/results/2026-11-25-h200-open-items.md). So the oldest items are
+// against 0.80-0.91: bench/results/2026-11-25-h200-open-items.md; the staging loads, through L1,
+// were what slowed, and with them past L1 the items in order ran no faster than this:
+// bench/results/2026-11-26-h200-claim-path.md). So the oldest items are
 // helped first (helping only the newest left items opened earlier to their openers alone, 64 solves
 // in a row: complex float 32 ran at 0.75 of the batched kernel,
 // bench/results/2026-11-25-h100-batch-items.md), and an item of at most k matrices costs one store
