@@ -238,12 +238,12 @@ __device__ void poll_rings(const PersistentEvdArgs<T>& args) {
 // first, and the next launch after a park hands the positions out again from visible
 // (PersistentSolver::launch).
 
-// Whether the consumer holds a ticket that is visible, and so claims it next.
+// The ring of a ticket the consumer holds that is visible, which it claims next; -1 if none.
 template <class T>
-__device__ bool ticket_visible(const PersistentEvdArgs<T>& args, const std::uint64_t (&ticket)[2]) {
+__device__ int visible_ticket(const PersistentEvdArgs<T>& args, const std::uint64_t (&ticket)[2]) {
   for (int r = 0; r < rings_in_use(args); ++r)
-    if (ticket[r] != kNone && ticket[r] < load_acquire_device(&args.visible[r])) return true;
-  return false;
+    if (ticket[r] != kNone && ticket[r] < load_acquire_device(&args.visible[r])) return r;
+  return -1;
 }
 
 // Returns the position of a ticket the consumer holds that is visible (and drops the ticket, its
@@ -260,8 +260,8 @@ __device__ std::uint64_t claim_by_ticket(const PersistentEvdArgs<T>& args, std::
     ring = r;
     return claimed;
   };
-  for (int r = 0; r < rings; ++r)
-    if (ticket[r] != kNone && ticket[r] < load_acquire_device(&args.visible[r])) return claim(r);
+  const int held = visible_ticket(args, ticket);
+  if (held >= 0) return claim(held);
   for (int r = 0; r < rings; ++r) {
     std::uint64_t* head = args.rings[r].head;
     if (ticket[r] != kNone || load_volatile(head) >= load_acquire_device(&args.visible[r])) continue;
@@ -556,7 +556,7 @@ __global__ void __launch_bounds__(kBlockThreads<typename DeviceScalar<T>::type, 
       // and every helper's search stops there meanwhile. But an item's opener first takes the rest
       // of its item (it may hold a ticket of the other ring): every matrix of an opened item must be
       // claimed, and at a drain consumers stop once their searches find nothing.
-      const bool ticket_ready = ticket_visible(args, leader.ticket);
+      const bool ticket_ready = visible_ticket(args, leader.ticket) >= 0;
       if (share.ring >= 0 && (!ticket_ready || share.opener)) {  // the item of several matrices it opened or helps
         got = take_matrices(args.rings[share.ring], share.ring, share.position, share.count, kClaim, *item, leader.key,
                             share, c);
