@@ -15,14 +15,14 @@
 //
 // Thread mapping: the kernel is compiled for NMAX, the smallest of {4, 8, 16, 32, 64} holding the
 // solver's max_n, and pads smaller items, and for one of two consumer shapes:
-//  - throughput (default): for NMAX <= 32 a consumer is a warp, 4 a block of 128 threads, that
-//    claims 32 / NMAX matrices at once and solves them side by side, NMAX lanes each with the
-//    register solve, as the batched kernel does (complex double at 32, whose rows do not fit in
-//    registers, takes the shared-memory solve below, a matrix at a time). Consumers of NMAX lanes
-//    each, claiming on their own, diverged within their warp: at n = 8, 4 to a warp, they reached
-//    0.10-0.18 of the batched kernel's rate (bench/results/2026-11-25-h100-warp-claims.md). At NMAX =
-//    64, the pairs solve (jacobi_evd_pairs.cuh) by a block of 256 threads. Many items are solved at
-//    once, each slowly;
+//  - throughput (default): for NMAX <= 32 a consumer (a block of 128 threads at NMAX <= 16, a warp
+//    at 32; kConsumerThreads) claims a matrix for each NMAX lanes at once and solves them side by
+//    side, NMAX lanes each with the register solve, as the batched kernel does (complex double at
+//    32, whose rows do not fit in registers, takes the shared-memory solve below, a matrix at a
+//    time). Consumers of NMAX lanes each, claiming on their own, diverged within their warp: at
+//    n = 8, 4 to a warp, they reached 0.10-0.18 of the batched kernel's rate
+//    (bench/results/2026-11-25-h100-warp-claims.md). At NMAX = 64, the pairs solve
+//    (jacobi_evd_pairs.cuh) by a block of 256 threads. Many items are solved at once, each slowly;
 //  - block per item (latency): a block of evd::shared_threads(NMAX) threads (96 at NMAX <= 16, 288
 //    at 32), the shared-memory solve with a thread per 2 x 2 block of A or a row of V in four
 //    pairs' columns in a step and one barrier a step, so one item finishes soonest. At NMAX = 64 this shape is the pairs
@@ -69,11 +69,17 @@ template <class S, int NMAX, bool BLOCK_PER_ITEM>
 inline constexpr Solve kSolve = NMAX == 64                                      ? Solve::pairs
                                 : !BLOCK_PER_ITEM && evd::kRegistersFit<S, NMAX> ? Solve::registers
                                                                                  : Solve::shared;
-// A consumer claims and finishes matrices together; it is a warp in the register shape, whose
-// 32 / NMAX lane groups solve a claim's matrices side by side, one each, else a block solving one.
+// A consumer claims and finishes matrices together. In the register shape its NMAX-lane groups solve
+// a claim's matrices side by side, one each; it is the block's four warps at NMAX <= 16, a warp at
+// 32. Else it is a block solving one matrix. At NMAX <= 16 the work around a claim, not the solve,
+// set the rate of warp consumers: items of 64 matrices ran at 0.29-0.30 of the batched kernel's rate
+// at float 8 and 0.80-0.82 at float 16 with warps, 0.58-0.61 and 0.90-0.91 with blocks (H200,
+// bench/results/2026-11-26-h200-block-consumers.md).
+inline constexpr int kBlockConsumerMaxN = 16;
 template <class S, int NMAX, bool BLOCK_PER_ITEM>
 inline constexpr int kConsumerThreads = kSolve<S, NMAX, BLOCK_PER_ITEM> == Solve::shared ? evd::shared_threads(NMAX)
                                         : kSolve<S, NMAX, BLOCK_PER_ITEM> == Solve::pairs ? evd::pairs::kThreads
+                                        : NMAX <= kBlockConsumerMaxN                      ? 128
                                                                                           : 32;
 template <class S, int NMAX, bool BLOCK_PER_ITEM>
 inline constexpr int kSolverThreads =
@@ -311,8 +317,9 @@ __device__ bool ticket_drained(const PersistentEvdArgs<T>& args, const std::uint
 // item's finished (low 32 bits) and cancelled (high 32 bits) matrices, a claim's at once; the
 // consumer that finishes the last resets it and releases the slot.
 constexpr int kCountBits = 20;  // below: the matrix count; above: the position + 1 (0: no item)
-// Adds land past an item's end at most once per consumer and item (claims of up to 8 matrices, at
-// NMAX = 4), so there is room for 2^16 consumers: 2^10 SMs of 64 warps.
+// Adds land past an item's end at most once per consumer and item, each of at most 32 matrices (at
+// NMAX = 4, a block of 128 threads, at most 16 to an SM), so there is room for 2^14 consumers: 2^10
+// SMs.
 static_assert(cuda::kMaxItemMatrices <= (1 << (kCountBits - 1)), "room for the adds that land past an item's end");
 __device__ __forceinline__ std::uint64_t item_word(std::uint64_t position, std::uint64_t number) {
   return (position + 1) << kCountBits | number;
@@ -641,7 +648,8 @@ __global__ void __launch_bounds__(kBlockThreads<typename DeviceScalar<T>::type, 
       // Thread 0 of each solve holds its SolveInfo; the consumer's thread 0 counts them all.
       const bool failed = side < number_all[group] && (info.invalid_input || !info.converged);
       int failures = failed;
-      if constexpr (kClaim > 1) failures = __popc(__ballot_sync(0xffffffffu, solver_lane == 0 && failed));
+      if constexpr (kClaim > 1 && THREADS == 32) failures = __popc(__ballot_sync(0xffffffffu, solver_lane == 0 && failed));
+      if constexpr (kClaim > 1 && THREADS > 32) failures = __syncthreads_count(solver_lane == 0 && failed);
       if (lane == 0) leader.totals.failed += failures, leader.totals.completed += number_all[group];
       __threadfence_system();  // this thread's outputs, before the leader finishes the matrices
     } else if (lane == 0) {

@@ -24,7 +24,7 @@ struct PersistentEvdArgs {
   T* staging;                                // device memory: staging_stride scalars per consumer
   std::size_t staging_stride;
   cuda::detail::ConsumerCounters* counters;  // mapped host memory, one per consumer
-  int max_n = 0;                             // <= 32: a warp per item; <= 64: a block per item
+  int max_n = 0;                             // the largest n of an item: the kernel is compiled for NMAX >= it
   bool block_per_item = false;               // a block of max_n^2 / 2 threads per item, whatever max_n
   double tol = 0, symmetry_tol = 0;
   int max_sweeps = 0;
@@ -34,7 +34,7 @@ struct PersistentEvdArgs {
 
 struct PersistentShape {
   int threads_per_block = 0;
-  int consumers_per_block = 0;  // warps (the register solve, max_n <= 32), or 1 (a block per matrix)
+  int consumers_per_block = 0;  // 4 (warps: the register solve at max_n = 17..32), else 1 (the block)
   std::size_t shared_bytes = 0;
   int blocks_per_sm = 0;        // the most that fit, from the occupancy calculator
   std::size_t staging_stride = 0;  // scalars of device memory each consumer needs (for all the matrices of a claim)
