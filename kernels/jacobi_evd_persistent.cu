@@ -139,6 +139,23 @@ __device__ __forceinline__ void store_release_device(std::uint64_t* p, std::uint
   asm volatile("st.release.gpu.u64 [%0], %1;" ::"l"(p), "l"(v) : "memory");
 }
 
+// Loads past the SM's L1 cache (ld.global.cg), for data that other SMs wrote or that is read once:
+// the items' matrices and the copies of items. Through L1, with several consumers helping with one
+// item, staging a claim once took up to 15 times longer (bench/results/2026-11-26-h200-claim-path.md).
+template <class R>
+__device__ __forceinline__ R load_past_l1(const R* p) { return __ldcg(p); }
+template <class R>
+__device__ __forceinline__ Cx<R> load_past_l1(const Cx<R>* p) { return {__ldcg(&p->re), __ldcg(&p->im)}; }
+template <class T>
+__device__ __forceinline__ T copy_past_l1(const T* from) {
+  static_assert(sizeof(T) % 8 == 0 && alignof(T) >= 8, "copied in 8-byte words");
+  T to;
+#pragma unroll
+  for (std::size_t i = 0; i < sizeof(T) / 8; ++i)
+    reinterpret_cast<unsigned long long*>(&to)[i] = __ldcg(reinterpret_cast<const unsigned long long*>(from) + i);
+  return to;
+}
+
 __device__ __forceinline__ std::uint64_t global_time_ns() {
   std::uint64_t t;
   asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
@@ -298,17 +315,13 @@ __device__ bool ticket_drained(const PersistentEvdArgs<T>& args, const std::uint
 // item's matrices k at a time itself, each claim a fetch-and-add of k on `taken`, until none is
 // left: every matrix is claimed even if nobody helps. Idle consumers help before they claim a new
 // position: from the ring's `help` cursor, the oldest position that may have a matrix left, they
-// look for the first named item with a matrix left and take from it while it lasts, moving the
-// cursor past the items that have none (an item of at most k matrices has none once named); a
-// position not yet named ends the search, as its claimer will name it (passing over it instead, the
-// items finished in order, but float and complex float 16 ran at 0.48-0.50 of the batched kernel
-// against 0.80-0.91: bench/results/2026-11-25-h200-open-items.md; the staging loads, through L1,
-// were what slowed, and with them past L1 the items in order ran no faster than this:
-// bench/results/2026-11-26-h200-claim-path.md). So the oldest items are
-// helped first (helping only the newest left items opened earlier to their openers alone, 64 solves
-// in a row: complex float 32 ran at 0.75 of the batched kernel,
-// bench/results/2026-11-25-h100-batch-items.md), and an item of at most k matrices costs one store
-// more than it did.
+// look for the first named item with a matrix left, passing over positions not yet named, and take
+// from it while it lasts, moving the cursor past the items that have none (an item of at most k
+// matrices has none once named); see help_oldest. So the oldest items are helped first (helping
+// only the newest left items opened earlier to their openers alone, 64 solves in a row: complex
+// float 32 ran at 0.75 of the batched kernel, bench/results/2026-11-25-h100-batch-items.md), and an
+// item of at most k matrices costs one store more than it did. Helpers share items, so the item
+// copies and the matrices are read past L1 (load_past_l1).
 // `opened` and `taken` name the item besides counting (item_word), so that an add which meets a later
 // item in the slot (the named one finished, and the slot was refilled and opened again) is seen for
 // what it is: the claim of that item's matrices, checked against that item's count, read from host
@@ -355,7 +368,7 @@ __device__ void load_item(const Ring<T>& ring, int r, std::uint64_t position, Ev
                           bool opened) {
   if (key.ring == r && key.position == position) return;
   const std::uint64_t slot = position & (ring.capacity - 1);
-  item = opened ? ring.open_items[slot] : ring.slots[slot].item;
+  item = copy_past_l1(opened ? &ring.open_items[slot] : &ring.slots[slot].item);
   key = {r, position};
 }
 
@@ -412,30 +425,54 @@ __device__ int name_item(const Ring<T>& ring, int r, std::uint64_t position, con
   return per_claim;
 }
 
-// The positions a helper looks at in one search.
-constexpr int kHelpSearch = 64;
+// A help search reads the positions from the ring's help cursor 32 at a time, a lane of the
+// consumer's first warp each, all loads in flight together, in up to kHelpRounds rounds. One position
+// at a time, by the leader alone, stopping at the first not yet named, a search took about 100 000
+// cycles at n = 8, the cursor fell behind the items being opened, and nearly every item was solved by
+// its opener alone (bench/results/2026-11-26-h200-claim-path.md); with the warp, float 8 rose from
+// 0.50-0.57 of the batched kernel's rate to 0.63-0.67 (2026-11-26-h200-block-consumers.md).
+constexpr int kHelpRounds = 2;
 
-// Takes matrices of the oldest named item of ring r that has one left (into share and claimed),
-// moving the ring's help cursor past the items before it; false when it finds none.
+// Takes matrices of the oldest named item of ring r that has one left (into share and claimed, in
+// lane 0), passing over positions not yet named, and moves the ring's help cursor past the positions
+// before the first that may have one; false when it finds none. Called by the 32 lanes of the
+// consumer's first warp alike; the result is theirs, the claim lane 0's.
 template <class T>
 __device__ bool help_oldest(const PersistentEvdArgs<T>& args, int r, int per_claim, EvdItem<T>& item, ItemKey& key,
-                            Share& share, Claimed& claimed) {
+                            Share& share, Claimed& claimed, int lane) {
   const Ring<T>& ring = args.rings[r];
   const std::uint64_t limit = min(load_volatile(ring.head), load_acquire_device(&args.visible[r]));  // claimed
-  std::uint64_t position = load_volatile(ring.help);
-  for (int step = 0; step < kHelpSearch && position < limit; ++step, ++position) {
-    const std::uint64_t slot = position & (ring.capacity - 1);
-    const std::uint64_t name = load_acquire_device(&ring.opened[slot]);
-    if (name == 0 || word_position(name) < position) return false;  // not named yet
-    if (word_position(name) == position && word_number(name) > per_claim) {  // else its claimer took all
-      const std::uint64_t taken = load_volatile(&ring.taken[slot]);  // names this item or a later one
-      if (word_position(taken) == position && word_number(taken) < word_number(name) &&
-          take_matrices(ring, r, position, word_number(name), per_claim, item, key, share, claimed))
-        return true;
+  std::uint64_t start = load_volatile(ring.help);
+  for (int round = 0; round < kHelpRounds && start < limit; ++round, start += 32) {
+    const std::uint64_t position = start + lane;
+    bool done = false, left = false;  // none left to hand out (the cursor may pass it); some left
+    if (position < limit) {
+      const std::uint64_t slot = position & (ring.capacity - 1);
+      // `taken` first: read before the name, it is at worst an older item's, and the position then
+      // counts as neither done nor with matrices left.
+      const std::uint64_t taken = load_volatile(&ring.taken[slot]);
+      const std::uint64_t name = load_volatile(&ring.opened[slot]);
+      const bool named = name != 0 && word_position(name) >= position;  // a later item: this one finished
+      const bool several = named && word_position(name) == position && word_number(name) > per_claim;
+      const bool counted = word_position(taken) == position;
+      left = several && counted && word_number(taken) < word_number(name);
+      done = named && (!several || (counted && !left));
     }
-    // None left (or the item finished, and the slot names a later one): the cursor moves on, unless
-    // another consumer moved it already.
-    atomicCAS(reinterpret_cast<unsigned long long*>(ring.help), position, position + 1);
+    const unsigned all_done = __ballot_sync(0xffffffffu, done);
+    const unsigned with_left = __ballot_sync(0xffffffffu, left);
+    const int passed = all_done == 0xffffffffu ? 32 : __ffs(~all_done) - 1;
+    int got = 0;
+    if (lane == 0) {
+      if (passed > 0) atomicMax(reinterpret_cast<unsigned long long*>(ring.help), (unsigned long long)(start + passed));
+      for (unsigned m = with_left; m != 0 && !got; m &= m - 1) {  // oldest first
+        const std::uint64_t p = start + (__ffs(m) - 1);
+        // Acquired here, by the lane that reads the item's copy (take_matrices).
+        const std::uint64_t name = load_acquire_device(&ring.opened[p & (ring.capacity - 1)]);
+        got = word_position(name) == p && take_matrices(ring, r, p, word_number(name), per_claim, item, key, share, claimed);
+      }
+    }
+    if (__shfl_sync(0xffffffffu, got, 0)) return true;
+    if (passed < 32) return false;
   }
   return false;
 }
@@ -457,7 +494,7 @@ __device__ void stage_in(S* dst, const S* src, index_t ld, int n, int lane) {
 #pragma unroll
     for (int r = 0; r < kBatch; ++r) {
       const int idx = base + r * THREADS;
-      if (idx < n * n) x[r] = src[idx % n + index_t(idx / n) * ld];
+      if (idx < n * n) x[r] = load_past_l1(&src[idx % n + index_t(idx / n) * ld]);
     }
 #pragma unroll
     for (int r = 0; r < kBatch; ++r) {
@@ -555,42 +592,48 @@ __global__ void __launch_bounds__(kBlockThreads<typename DeviceScalar<T>::type, 
   unsigned sleep_ns = 0;
 
   for (;;) {
-    if (lane == 0) {
+    if (lane < 32) {  // the consumer's first warp: its leader (lane 0) claims, the warp searches for help
       Claimed c;
-      bool got = false;
+      int got = 0, ticket_ready = 0;
       Share& share = leader.share;
-      // A ticket already visible is claimed before helping: its position is not named until it is,
-      // and every helper's search stops there meanwhile. But an item's opener first takes the rest
-      // of its item (it may hold a ticket of the other ring): every matrix of an opened item must be
-      // claimed, and at a drain consumers stop once their searches find nothing.
-      const bool ticket_ready = visible_ticket(args, leader.ticket) >= 0;
-      if (share.ring >= 0 && (!ticket_ready || share.opener)) {  // the item of several matrices it opened or helps
-        got = take_matrices(args.rings[share.ring], share.ring, share.position, share.count, kClaim, *item, leader.key,
-                            share, c);
-        if (!got) share = {};
-      }
-      if (ticket_ready && !share.opener) share = {};
-      for (int r = 0; r < 2 && !got && !ticket_ready; ++r)
-        got = help_oldest(args, r, kClaim, *item, leader.key, share, c);
-      if (!got) {  // a new position
-        int r = 0;
-        const std::uint64_t position = claim_by_ticket(args, leader.ticket, r);
-        if (position != kNone) {
-          load_item(args.rings[r], r, position, *item, leader.key, false);
-          c = {r, position, 0, name_item(args.rings[r], r, position, *item, kClaim, share)};
-          got = true;
+      if (lane == 0) {
+        // A ticket already visible is claimed before helping: its position is not named until it
+        // is. But an item's opener first takes the rest of its item (it may hold a ticket of the
+        // other ring): every matrix of an opened item must be claimed, and at a drain consumers stop
+        // once their searches find nothing.
+        ticket_ready = visible_ticket(args, leader.ticket) >= 0;
+        if (share.ring >= 0 && (!ticket_ready || share.opener)) {  // the item of several matrices it opened or helps
+          got = take_matrices(args.rings[share.ring], share.ring, share.position, share.count, kClaim, *item,
+                              leader.key, share, c);
+          if (!got) share = {};
         }
+        if (ticket_ready && !share.opener) share = {};
       }
-      const int run_state = *reinterpret_cast<const volatile int*>(args.run_state);
-      claimed_all[group] = got ? c.position : kNone;
-      ring_all[group] = c.ring;
-      index_all[group] = c.index;
-      number_all[group] = c.number;
-      // Stop when the poller has stopped (shutdown or park) and nothing is left; a cancelling
-      // shutdown claims the rest unsolved. (An opened item's matrices are all claimed by its opener
-      // before it stops.)
-      stop_all[group] = !got && ticket_drained(args, leader.ticket);
-      stop_all[group] |= run_state == cuda::detail::kCancel ? 2 : 0;
+      got = __shfl_sync(0xffffffffu, got, 0);
+      ticket_ready = __shfl_sync(0xffffffffu, ticket_ready, 0);
+      for (int r = 0; r < 2 && !got && !ticket_ready; ++r)
+        got = help_oldest(args, r, kClaim, *item, leader.key, share, c, lane);
+      if (lane == 0) {
+        if (!got) {  // a new position
+          int r = 0;
+          const std::uint64_t position = claim_by_ticket(args, leader.ticket, r);
+          if (position != kNone) {
+            load_item(args.rings[r], r, position, *item, leader.key, false);
+            c = {r, position, 0, name_item(args.rings[r], r, position, *item, kClaim, share)};
+            got = true;
+          }
+        }
+        const int run_state = *reinterpret_cast<const volatile int*>(args.run_state);
+        claimed_all[group] = got ? c.position : kNone;
+        ring_all[group] = c.ring;
+        index_all[group] = c.index;
+        number_all[group] = c.number;
+        // Stop when the poller has stopped (shutdown or park) and nothing is left; a cancelling
+        // shutdown claims the rest unsolved. (An opened item's matrices are all claimed by its opener
+        // before it stops.)
+        stop_all[group] = !got && ticket_drained(args, leader.ticket);
+        stop_all[group] |= run_state == cuda::detail::kCancel ? 2 : 0;
+      }
     }
     consumer_sync<THREADS>();
     if (stop_all[group] & 1) break;
