@@ -15,8 +15,8 @@
 //
 // Thread mapping: the kernel is compiled for NMAX, the smallest of {4, 8, 16, 32, 64} holding the
 // solver's max_n, and pads smaller items, and for one of two consumer shapes:
-//  - throughput (default): for NMAX <= 32 a consumer (a block of 128 threads at NMAX <= 16, a warp
-//    at 32; kConsumerThreads) claims a matrix for each NMAX lanes at once and solves them side by
+//  - throughput (default): for NMAX <= 32 a consumer (a block of 256 or 128 threads at NMAX <= 16, a
+//    warp at 32; kConsumerThreads) claims a matrix for each NMAX lanes at once and solves them side by
 //    side, NMAX lanes each with the register solve, as the batched kernel does (complex double at
 //    32, whose rows do not fit in registers, takes the shared-memory solve below, a matrix at a
 //    time). Consumers of NMAX lanes each, claiming on their own, diverged within their warp: at
@@ -70,17 +70,20 @@ inline constexpr Solve kSolve = NMAX == 64                                      
                                 : !BLOCK_PER_ITEM && evd::kRegistersFit<S, NMAX> ? Solve::registers
                                                                                  : Solve::shared;
 // A consumer claims and finishes matrices together. In the register shape its NMAX-lane groups solve
-// a claim's matrices side by side, one each; it is the block's four warps at NMAX <= 16, a warp at
-// 32. Else it is a block solving one matrix. At NMAX <= 16 the work around a claim, not the solve,
-// set the rate of warp consumers: items of 64 matrices ran at 0.29-0.30 of the batched kernel's rate
-// at float 8 and 0.80-0.82 at float 16 with warps, 0.58-0.61 and 0.90-0.91 with blocks (H200,
+// a claim's matrices side by side, one each; it is a block of eight warps for float at NMAX <= 8, of
+// four warps elsewhere at NMAX <= 16, and a warp at 32. Else it is a block solving one matrix. At
+// NMAX <= 16 the work around a claim, not the solve, set the rate of warp consumers: items of 64
+// matrices ran at 0.29-0.30 of the batched kernel's rate at float 8 and 0.80-0.82 at float 16 with
+// warps, 0.58-0.61 and 0.90-0.91 with blocks of four. Float 8 ran at 0.65-0.71 with blocks of eight
+// (against 0.58-0.66; 0.55-0.56 without the register cap below); complex float 8, whose rows take
+// 120 registers, did not gain with them (0.70-0.79 against 0.76-0.79) (H200,
 // bench/results/2026-11-26-h200-block-consumers.md).
-inline constexpr int kBlockConsumerMaxN = 16;
+template <class S, int NMAX>
+inline constexpr int kRegisterConsumerThreads = NMAX <= 8 && std::is_same_v<S, float> ? 256 : NMAX <= 16 ? 128 : 32;
 template <class S, int NMAX, bool BLOCK_PER_ITEM>
 inline constexpr int kConsumerThreads = kSolve<S, NMAX, BLOCK_PER_ITEM> == Solve::shared ? evd::shared_threads(NMAX)
                                         : kSolve<S, NMAX, BLOCK_PER_ITEM> == Solve::pairs ? evd::pairs::kThreads
-                                        : NMAX <= kBlockConsumerMaxN                      ? 128
-                                                                                          : 32;
+                                                                                          : kRegisterConsumerThreads<S, NMAX>;
 template <class S, int NMAX, bool BLOCK_PER_ITEM>
 inline constexpr int kSolverThreads =
     kSolve<S, NMAX, BLOCK_PER_ITEM> == Solve::registers ? NMAX : kConsumerThreads<S, NMAX, BLOCK_PER_ITEM>;
@@ -89,10 +92,12 @@ inline constexpr int kClaimMatrices =
     kConsumerThreads<S, NMAX, BLOCK_PER_ITEM> / kSolverThreads<S, NMAX, BLOCK_PER_ITEM>;
 template <class S, int NMAX, bool BLOCK_PER_ITEM>
 inline constexpr int kBlockThreads =
-    kSolve<S, NMAX, BLOCK_PER_ITEM> == Solve::registers ? 128 : kConsumerThreads<S, NMAX, BLOCK_PER_ITEM>;
+    kSolve<S, NMAX, BLOCK_PER_ITEM> == Solve::registers ? (kRegisterConsumerThreads<S, NMAX> > 128 ? 256 : 128)
+                                                        : kConsumerThreads<S, NMAX, BLOCK_PER_ITEM>;
 // Blocks an SM that the kernel is compiled for. The register shape: registers for a lane's rows of
-// A and V (2 NMAX scalars) and 48 more at NMAX = 32 and for float at 16 (6 blocks an SM, as the
-// batched kernel), 80 more elsewhere (left to itself the compiler took up to 255, 2 blocks an SM).
+// A and V (2 NMAX scalars) and 48 more at NMAX = 32 and for float at 16 (6 blocks of 128 threads an
+// SM, as the batched kernel), 64 more for float at NMAX <= 8 (3 blocks of 256, no spills), 80 more
+// elsewhere (left to itself the compiler took up to 255, 2 blocks an SM).
 // Measured with items of 64 on an H100 (bench/results/2026-11-25-h100-warp-claims.md and
 // 2026-11-25-h100-leader-state.md): with 48 everywhere below 32, complex float 8 spilled 256 bytes
 // and ran at 0.49 of the batched kernel's rate against 0.65 with 80; float 16 ran at 0.78 with 48,
@@ -104,10 +109,13 @@ inline constexpr int kBlockThreads =
 // lengthen a solve (a lone item 20% longer).
 template <class S, int NMAX>
 inline constexpr int kRegistersPerThread =
-    2 * NMAX * int(sizeof(S)) / 4 + (NMAX == 32 || (NMAX == 16 && std::is_same_v<S, float>) ? 48 : 80);
+    2 * NMAX * int(sizeof(S)) / 4 + (NMAX == 32 || (NMAX == 16 && std::is_same_v<S, float>) ? 48
+                                     : NMAX <= 8 && std::is_same_v<S, float>                   ? 64
+                                                                                                : 80);
 template <class S, int NMAX, bool BLOCK_PER_ITEM>
 inline constexpr int kMinBlocksPerSm =
-    kSolve<S, NMAX, BLOCK_PER_ITEM> == Solve::registers                  ? 65536 / (128 * kRegistersPerThread<S, NMAX>)
+    kSolve<S, NMAX, BLOCK_PER_ITEM> == Solve::registers
+        ? 65536 / (kBlockThreads<S, NMAX, BLOCK_PER_ITEM> * kRegistersPerThread<S, NMAX>)
     : kSolve<S, NMAX, BLOCK_PER_ITEM> == Solve::pairs && !BLOCK_PER_ITEM ? evd::pairs::kMinBlocksPerSm<S>
                                                                          : 1;
 
@@ -330,9 +338,9 @@ __device__ bool ticket_drained(const PersistentEvdArgs<T>& args, const std::uint
 // item's finished (low 32 bits) and cancelled (high 32 bits) matrices, a claim's at once; the
 // consumer that finishes the last resets it and releases the slot.
 constexpr int kCountBits = 20;  // below: the matrix count; above: the position + 1 (0: no item)
-// Adds land past an item's end at most once per consumer and item, each of at most 32 matrices (at
-// NMAX = 4, a block of 128 threads, at most 16 to an SM), so there is room for 2^14 consumers: 2^10
-// SMs.
+// Adds land past an item's end at most once per consumer and item, each of at most 64 matrices (float
+// at NMAX = 4: a block of 256 threads, 3 to an SM; 32 for the other scalars, 16 blocks of 128 to an
+// SM), so there is room for 2^13 consumers: 2^9 SMs.
 static_assert(cuda::kMaxItemMatrices <= (1 << (kCountBits - 1)), "room for the adds that land past an item's end");
 __device__ __forceinline__ std::uint64_t item_word(std::uint64_t position, std::uint64_t number) {
   return (position + 1) << kCountBits | number;
