@@ -96,11 +96,12 @@ inline constexpr int kBlockThreads =
                                                         : kConsumerThreads<S, NMAX, BLOCK_PER_ITEM>;
 // Blocks an SM that the kernel is compiled for. The register shape: registers for a lane's rows of
 // A and V (2 NMAX scalars) and 48 more at NMAX = 32 and for float at 16 (6 blocks of 128 threads an
-// SM, as the batched kernel), 64 more for float and complex float at NMAX <= 8 (float: 3 blocks of
-// 256, no spills; complex float: 5 blocks of 128, 12 bytes spilled, where 80 more gave 4 and items of
-// 64 ran at 0.72-0.74 of the batched kernel's rate against 0.82-0.88 now, H200,
-// bench/results/2026-11-26-h200-block-consumers.md), 80 more elsewhere (left to itself the compiler
-// took up to 255, 2 blocks an SM).
+// SM, as the batched kernel), 64 more for float at NMAX <= 8 (3 blocks of 256, no spills) and for
+// complex float at NMAX <= 16, 80 more elsewhere (left to itself the compiler took up to 255, 2 blocks
+// an SM). Complex float with 64 more: at 8, 5 blocks of 128 (12 bytes spilled) where 80 more gave 4,
+// and items of 64 ran at 0.79-0.89 of the batched kernel's rate against 0.66-0.74; at 16, 4 blocks
+// (96 bytes spilled) where 80 more gave 3, and 0.97-1.00 against 0.92-0.93 (H200,
+// bench/results/2026-11-26-h200-block-consumers.md).
 // Measured with items of 64 on an H100 (bench/results/2026-11-25-h100-warp-claims.md and
 // 2026-11-25-h100-leader-state.md): with 48 everywhere below 32, complex float 8 spilled 256 bytes
 // and ran at 0.49 of the batched kernel's rate against 0.65 with 80; float 16 ran at 0.78 with 48,
@@ -113,9 +114,9 @@ inline constexpr int kBlockThreads =
 template <class S, int NMAX>
 inline constexpr int kRegistersPerThread =
     2 * NMAX * int(sizeof(S)) / 4 +
-    (NMAX == 32 || (NMAX == 16 && std::is_same_v<S, float>)                   ? 48
-     : NMAX <= 8 && (std::is_same_v<S, float> || std::is_same_v<S, Cx<float>>) ? 64
-                                                                                : 80);
+    (NMAX == 32 || (NMAX == 16 && std::is_same_v<S, float>)                        ? 48
+     : (NMAX <= 8 && std::is_same_v<S, float>) || (NMAX <= 16 && std::is_same_v<S, Cx<float>>) ? 64
+                                                                                     : 80);
 template <class S, int NMAX, bool BLOCK_PER_ITEM>
 inline constexpr int kMinBlocksPerSm =
     kSolve<S, NMAX, BLOCK_PER_ITEM> == Solve::registers
