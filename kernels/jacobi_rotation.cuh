@@ -101,21 +101,29 @@ template <class R> __device__ __forceinline__ Cx<R> scale(R a, Cx<R> x) { return
 // eqs. 9-11, as detail::jacobi_rotation), or the identity when |b|^2 <= negligible2, which must be at
 // least the smallest normal number, so that 1 / |b| is finite. Threads computing it from the same
 // entries get the same bits (see rn).
+//
+// The tangent is eq. 10's multiplied through by 2 |b|: with d = aqq - app,
+//     t = sign(d) 2 |b| / (|d| + sqrt(d^2 + 4 |b|^2)),
+// so that 1 / |b| and the first square root are computed side by side, not one after the other as
+// zeta = d / (2 |b|) makes them: three estimates and their Newton steps in a row, not four. A step of
+// the solves waits on this chain (about 227 cycles as eq. 10 is, H200; bench/results/
+// 2026-11-26-h200-step-profile.md). The solves scale A so that its largest entry lies in [1, 2)
+// (input_scaling.cuh), so its entries stay below 2 n in magnitude, and d^2 + 4 |b|^2 neither
+// overflows nor, as |b|^2 is normal, underflows.
 template <class S>
 __device__ __forceinline__ Rot<S> rotation_of(real_of<S> app, real_of<S> aqq, S b, real_of<S> negligible2) {
   using R = real_of<S>;
   const R b2 = rn::abs2(b);
   if (!(b2 > negligible2)) return {from_real<S>(R(0)), R(1), R(0), 0};
   const R inv = rn::rsqrt(b2);  // 1 / |b|
-  const R zeta = rn::mul(rn::sub(aqq, app), rn::mul(R(0.5), inv));
-  const R abs_zeta = fabs(zeta);
-  // sqrt(1 + zeta^2), which for huge zeta is |zeta| to working precision (and would overflow).
-  const R q2 = rn::fma(zeta, zeta, R(1));
-  const R root = abs_zeta < R(1) / std::numeric_limits<R>::epsilon() ? rn::mul(q2, rn::rsqrt(q2)) : abs_zeta;
-  const R t_abs = rn::rcp(rn::add(abs_zeta, root));
-  const R t = zeta >= R(0) ? t_abs : -t_abs;
+  const R abs_b = rn::mul(b2, inv);
+  const R d = rn::sub(aqq, app);
+  const R h = rn::fma(d, d, rn::mul(R(4), b2));
+  const R root = rn::mul(h, rn::rsqrt(h));
+  const R t_abs = rn::mul(rn::mul(R(2), abs_b), rn::rcp(rn::add(fabs(d), root)));
+  const R t = d >= R(0) ? t_abs : -t_abs;
   const R c = rn::rsqrt(rn::fma(t, t, R(1)));
-  return {rn::scale(rn::mul(rn::mul(t, c), inv), b), c, rn::mul(t, rn::mul(b2, inv)), 1};
+  return {rn::scale(rn::mul(rn::mul(t, c), inv), b), c, rn::mul(t, abs_b), 1};
 }
 
 // The smallest |a_pq|^2 worth a rotation: (tol ||A||_F / n)^2, at least the smallest normal number.
