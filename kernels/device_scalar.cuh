@@ -64,6 +64,22 @@ template <class R> __device__ __forceinline__ void store_vec(Cx<R>* p, Cx<R> x) 
   *reinterpret_cast<Vec2<R>*>(p) = Vec2<R>{x.re, x.im};
 }
 
+// p ? a : b as a predicated select, never a branch: where p differs between a warp's lanes, the
+// compiler otherwise may branch around the rare case, and the warp runs each case in turn.
+__device__ __forceinline__ float pick(bool p, float a, float b) {
+  float r;
+  asm("{ .reg .pred q; setp.ne.b32 q, %3, 0; selp.f32 %0, %1, %2, q; }" : "=f"(r) : "f"(a), "f"(b), "r"(int(p)));
+  return r;
+}
+__device__ __forceinline__ double pick(bool p, double a, double b) {
+  double r;
+  asm("{ .reg .pred q; setp.ne.b32 q, %3, 0; selp.f64 %0, %1, %2, q; }" : "=d"(r) : "d"(a), "d"(b), "r"(int(p)));
+  return r;
+}
+template <class R> __device__ __forceinline__ Cx<R> pick(bool p, Cx<R> a, Cx<R> b) {
+  return {pick(p, a.re, b.re), pick(p, a.im, b.im)};
+}
+
 // conj(a) * b: the term of a dot product a^H b.
 template <class R> __device__ __forceinline__ R conj_mul(R a, R b) { return a * b; }
 template <class R> __device__ __forceinline__ Cx<R> conj_mul(Cx<R> a, Cx<R> b) {

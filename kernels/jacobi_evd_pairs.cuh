@@ -47,11 +47,11 @@ constexpr int kThreads = 32 * kWarps;
 constexpr int kRows = kNmax / kWarps;  // rows of V per lane
 constexpr int kLda = kNmax;     // A during the sweeps: x_k and the x_l of a warp fall in distinct banks
 constexpr int kLdv = kNmax + 1; // V, V0 and products: lanes reading along a row hit distinct banks
-// Blocks an SM that a kernel of the pairs solve is compiled for: 3 (85 registers a thread) for
-// scalars of up to 8 bytes, as the products' tiles and the rows of V then fit with a few spills; 1
-// for complex double.
+// Blocks an SM that a kernel of the pairs solve is compiled for: 4 (64 registers a thread) for
+// float, 3 (85) for complex float and double, as the products' tiles and the rows of V then fit with
+// a few spills; 1 for complex double.
 template <class S>
-inline constexpr int kMinBlocksPerSm = sizeof(S) <= 8 ? 3 : 1;
+inline constexpr int kMinBlocksPerSm = sizeof(S) == 4 ? 4 : sizeof(S) == 8 ? 3 : 1;
 
 }  // namespace pairs
 
@@ -260,14 +260,16 @@ __device__ SolveInfo solve_in_pairs(const Args<S>& args, index_t b, char* smem, 
       }
 
       // V <- V J, then the columns follow their players: lane k takes x from lane k + 1 (lane 31 its
-      // own y, lane 0 keeps x), and y from lane k - 1 (lane 0 takes lane 1's x).
+      // own y, lane 0 keeps x), and y from lane k - 1 (lane 0 takes lane 1's x). Selected, not
+      // branched on: a branch for lanes 0 and 31 made each row three paths in turn.
+      const bool first = lane == 0, last = lane == kPairs - 1;
 #pragma unroll
       for (int r = 0; r < kRows; ++r) {
         rotate_columns(vx[r], vy[r], c, s_e);
         const S down = shfl_down(vx[r], 1);
         const S up = shfl_up(vy[r], 1);
-        const S x_next = lane == 0 ? vx[r] : lane == kPairs - 1 ? vy[r] : down;
-        vy[r] = lane == 0 ? down : up;
+        const S x_next = pick(first, vx[r], pick(last, vy[r], down));
+        vy[r] = pick(first, down, up);
         vx[r] = x_next;
       }
       x = detail::next_player(x, kNmax), y = detail::next_player(y, kNmax);
