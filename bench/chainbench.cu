@@ -11,7 +11,6 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <type_traits>
 
 #include "jacobi_rotation.cuh"
 
@@ -28,11 +27,6 @@ const char* const kNames[kTimings] = {"rotation_of, float",  "rotation_of, compl
                                       "rotation_of, complex double", "dependent shared-memory load",
                                       "__syncthreads",       "five-shuffle warp sum"};
 
-template <class R>
-__device__ R component(R x) { return x; }
-template <class R>
-__device__ R component(Cx<R> x) { return x.re; }
-
 // A chain of `repeat` rotations, each from the last one's parameters; returns something of the
 // last, so that none is left out.
 template <class S>
@@ -44,12 +38,10 @@ __device__ double rotation_chain(int repeat, float seed, long long& cycles) {
   for (int i = 0; i < repeat; ++i) {
     const Rot<S> r = rotation_of<S>(app, aqq, b, R(1e-30));
     app = r.c + R(0.5), aqq = r.shift + R(2);
-    b = r.s_e;
-    if constexpr (!std::is_same_v<S, R>) b.re += R(0.1);
-    else b += R(0.1);
+    b = r.s_e + eigstream::kernels::from_real<S>(R(0.1));
   }
   cycles = clock64() - start;
-  return double(app) + double(aqq) + double(component(b));
+  return double(app) + double(aqq) + double(eigstream::kernels::re(b));
 }
 
 __global__ void chains(long long* cycles, double* sink, int repeat) {

@@ -39,6 +39,7 @@
 // so the outputs (in device or host memory) are visible first.
 #include <cuda_runtime.h>
 
+#include <algorithm>
 #include <complex>
 #include <cstdint>
 #include <type_traits>
@@ -92,9 +93,9 @@ inline constexpr int kClaimMatrices =
     kConsumerThreads<S, NMAX, BLOCK_PER_ITEM> / kSolverThreads<S, NMAX, BLOCK_PER_ITEM>;
 template <class S, int NMAX, bool BLOCK_PER_ITEM>
 inline constexpr int kBlockThreads =
-    kSolve<S, NMAX, BLOCK_PER_ITEM> != Solve::registers ? kConsumerThreads<S, NMAX, BLOCK_PER_ITEM>
-    : kRegisterConsumerThreads<S, NMAX> > 128           ? kRegisterConsumerThreads<S, NMAX>
-                                                        : 128;  // warp consumers at 32, four to a block
+    kSolve<S, NMAX, BLOCK_PER_ITEM> != Solve::registers
+        ? kConsumerThreads<S, NMAX, BLOCK_PER_ITEM>
+        : std::max(kRegisterConsumerThreads<S, NMAX>, 128);  // warp consumers at 32, four to a block
 // Blocks an SM that the kernel is compiled for. The register shape: registers for a lane's rows of
 // A and V (2 NMAX scalars) and 48 more at NMAX = 32 and for float at 16 (6 blocks of 128 threads an
 // SM, as the batched kernel), 64 more for float at NMAX <= 8 (3 blocks of 256, no spills) and for
