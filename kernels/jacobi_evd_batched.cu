@@ -3,8 +3,8 @@
 // launch_evd_batched:
 //  - registers (n <= 32; see kSharedSolve): NMAX lanes per matrix, 128 / NMAX matrices per block of
 //    128 threads;
-//  - shared memory, a block of evd::shared_threads(NMAX) per matrix: complex double at 16 < n <= 32, and
-//    warm starts of complex float at 8 < n <= 32 and of float at 16 < n <= 32;
+//  - shared memory, a block of evd::shared_threads(NMAX, throughput) per matrix: complex double at
+//    16 < n <= 32, and warm starts of complex float at 8 < n <= 32 and of float at 16 < n <= 32;
 //  - pairs (n > 32): a block of 256 threads per matrix, jacobi_evd_pairs.cuh.
 #include <cuda_runtime.h>
 
@@ -21,7 +21,7 @@ namespace {
 using evd::Args;
 using evd::GroupLayout;
 
-// The shared-memory mapping: a block of evd::shared_threads(NMAX) threads per matrix, compiled for
+// The shared-memory mapping: a block of evd::shared_threads(NMAX, throughput) per matrix, compiled for
 // kSharedBlocksPerSm blocks an SM at n <= 32 (56 registers, 72 in complex double, with a little spill
 // there). Left to itself the compiler took 64-96 registers, which fit only 2-3 blocks an SM; warm
 // batches then ran 4-14% slower (H100, 2026-11-23, bench/results/2026-11-23-shared-step-rotations-once.md).
@@ -29,10 +29,11 @@ template <class S, int NMAX>
 inline constexpr int kSharedBlocksPerSm = NMAX == 32 ? (sizeof(S) == 16 ? 3 : 4) : 1;
 
 template <class S, int NMAX>
-__global__ void __launch_bounds__(evd::shared_threads(NMAX), (kSharedBlocksPerSm<S, NMAX>))
+__global__ void __launch_bounds__(evd::shared_threads(NMAX, evd::StepShape::throughput),
+                                  (kSharedBlocksPerSm<S, NMAX>))
     evd_shared_kernel(Args<S> args) {
   extern __shared__ __align__(16) char smem[];
-  evd::solve_in_shared<S, NMAX>(args, blockIdx.x, smem, threadIdx.x, false);
+  evd::solve_in_shared<S, NMAX, evd::StepShape::throughput>(args, blockIdx.x, smem, threadIdx.x);
 }
 
 template <class S, int NMAX>
@@ -41,7 +42,7 @@ cudaError_t launch_shared(const Args<S>& args, cudaStream_t stream) {
   auto kernel = evd_shared_kernel<S, NMAX>;
   cudaError_t status = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(bytes));
   if (status != cudaSuccess) return status;
-  kernel<<<unsigned(args.count), evd::shared_threads(NMAX), bytes, stream>>>(args);
+  kernel<<<unsigned(args.count), evd::shared_threads(NMAX, evd::StepShape::throughput), bytes, stream>>>(args);
   return cudaGetLastError();
 }
 

@@ -23,11 +23,12 @@
 //    n = 8, 4 to a warp, they reached 0.10-0.18 of the batched kernel's rate
 //    (bench/results/2026-11-25-h100-warp-claims.md). At NMAX = 64, the pairs solve
 //    (jacobi_evd_pairs.cuh) by a block of 256 threads. Many items are solved at once, each slowly;
-//  - block per item (latency): a block of evd::shared_threads(NMAX) threads (96 at NMAX <= 16, 288
-//    at 32), the shared-memory solve with a thread per 2 x 2 block of A or a row of V in four
-//    pairs' columns in a step and one barrier a step, so one item finishes soonest. At NMAX = 64 this shape is the pairs
-//    solve too: the shared-memory solve on 800 threads took 2690 cycles a Jacobi step against the
-//    pairs solve's 2756, and solved warm batches at about 0.6 of its rate (H100, complex float, 2026-11-23).
+//  - block per item (latency): a block of evd::shared_threads(NMAX, latency) threads (128 at
+//    NMAX <= 16, 320 at 32), the shared-memory solve with a thread per 2 x 2 block of A or a row of V
+//    in four pairs' columns in a step, a warp for the next step's rotations, and one barrier a step,
+//    so one item finishes soonest. At NMAX = 64 this shape is the pairs solve too: the shared-memory
+//    solve on 800 threads took 2690 cycles a Jacobi step against the pairs solve's 2756, and solved
+//    warm batches at about 0.6 of its rate (H100, complex float, 2026-11-23).
 // The consumer's leader (its thread 0) claims, copies the item into shared memory and publishes
 // completion.
 //
@@ -81,8 +82,11 @@ inline constexpr Solve kSolve = NMAX == 64                                      
 // bench/results/2026-11-26-h200-block-consumers.md).
 template <class S, int NMAX>
 inline constexpr int kRegisterConsumerThreads = NMAX <= 8 && std::is_same_v<S, float> ? 256 : NMAX <= 16 ? 128 : 32;
+template <bool BLOCK_PER_ITEM>
+inline constexpr evd::StepShape kStepShape = BLOCK_PER_ITEM ? evd::StepShape::latency : evd::StepShape::throughput;
 template <class S, int NMAX, bool BLOCK_PER_ITEM>
-inline constexpr int kConsumerThreads = kSolve<S, NMAX, BLOCK_PER_ITEM> == Solve::shared ? evd::shared_threads(NMAX)
+inline constexpr int kConsumerThreads = kSolve<S, NMAX, BLOCK_PER_ITEM> == Solve::shared
+                                            ? evd::shared_threads(NMAX, kStepShape<BLOCK_PER_ITEM>)
                                         : kSolve<S, NMAX, BLOCK_PER_ITEM> == Solve::pairs ? evd::pairs::kThreads
                                                                                           : kRegisterConsumerThreads<S, NMAX>;
 template <class S, int NMAX, bool BLOCK_PER_ITEM>
@@ -563,7 +567,7 @@ __device__ SolveInfo solve_item(const Args<S>& args, int lane, unsigned mask, ch
   } else if constexpr (solve == Solve::pairs) {
     return evd::solve_in_pairs<S>(args, 0, work, lane);
   } else {
-    return evd::solve_in_shared<S, NMAX>(args, 0, work, lane, BLOCK_PER_ITEM);
+    return evd::solve_in_shared<S, NMAX, kStepShape<BLOCK_PER_ITEM>>(args, 0, work, lane);
   }
 }
 

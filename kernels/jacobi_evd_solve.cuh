@@ -19,18 +19,19 @@
 // does a warm one whose caller skips the step (Args::reorthonormalise false, on the links of a chain
 // between two that take it).
 //
-// solve_in_shared's step: both sides at once, in 2 x 2 blocks, by work items of three kinds, each
-// kind in whole warps of its own (StepItems). With m players (n, or n + 1 and a zero dummy row and
-// column for odd n) and P = m / 2 pairs:
+// solve_in_shared's step: both sides at once, in 2 x 2 blocks, by work items of three or four kinds,
+// each kind in whole warps of its own (StepItems). With m players (n, or n + 1 and a zero dummy row
+// and column for odd n) and P = m / 2 pairs:
 //  - V: an item rotates one row of the two columns of each of up to four pairs, V <- V J_k;
 //  - off-diagonal blocks: item (k, l), k < l, takes the block of A in pair k's rows and pair l's
 //    columns, J_k^H B J_l, and writes its mirror (l, k) as the conjugate transpose;
 //  - diagonal blocks: item k takes pair k's, whose new diagonal the rotation gives and whose
-//    off-diagonal entries become zero.
+//    off-diagonal entries become zero;
+//  - in the latency shape (StepShape), rotations: item j computes the next step's rotation j.
 // A is double-buffered: a step reads one buffer and writes every entry of the other. The step's
-// rotations are in shared memory, each computed once, in the step before, by the block item that
-// holds its off-diagonal entry (the first step's by the first P threads), into a second buffer. So a
-// step takes one barrier.
+// rotations are in shared memory, each computed once, in the step before, into a second buffer (the
+// first step's by the first P threads): by the block item that holds its off-diagonal entry, or in
+// the latency shape by its rotation item, from that block. So a step takes one barrier.
 //
 // Memory: A, its second buffer and V in shared memory, column-major; A and its second buffer with
 // leading dimension kSharedLda (against the step's bank conflicts), V with m + 1 (odd, against bank
@@ -82,12 +83,27 @@ struct Args {
 
 constexpr std::size_t align16(std::size_t x) { return (x + 15) / 16 * 16; }
 
+// How solve_in_shared spreads a step's work over its block:
+//  - throughput (the batched kernel, several blocks an SM): the block items that hold the next
+//    step's rotations' entries compute those rotations;
+//  - latency (the persistent solver's block per item, alone on its SM): a warp of rotation items
+//    computes them, each from the block that holds its entry, a second time, so that no block item's
+//    warp waits on a rotation's chain (about 200 cycles); and the solve tests convergence within its
+//    last sweeps too (kLastSweepsOff). A lone warm complex float matrix's latency fell 10% at n = 16
+//    and 1-2% at n = 32 with the rotation warp. In batches it did not pay: warm complex float 16 ran
+//    25% slower (its blocks of 128 threads fit 7 an SM, not 8, and a batch of 1024 took two waves),
+//    and 12% slower where a register cap kept 8 (H200, bench/results/2026-11-26-h200-rotation-warp.md).
+enum class StepShape { throughput, latency };
+
 // The threads of solve_in_shared, in whole warps of one kind of work item each (StepItems): the
-// rotations of V, the off-diagonal blocks of A, and the diagonal blocks of A.
+// rotations of V, the off-diagonal blocks of A, the diagonal blocks of A and, in the latency shape,
+// the next step's rotations.
 constexpr int whole_warps(int threads) { return (threads + 31) / 32 * 32; }
 constexpr int shared_v_threads(int nmax) { return whole_warps(nmax / 2 * ((nmax / 2 + 1) / 2)); }
 constexpr int shared_block_threads(int nmax) { return whole_warps(nmax / 2 * (nmax / 2 - 1) / 2); }
-constexpr int shared_threads(int nmax) { return shared_v_threads(nmax) + shared_block_threads(nmax) + 32; }
+constexpr int shared_threads(int nmax, StepShape shape) {
+  return shared_v_threads(nmax) + shared_block_threads(nmax) + (shape == StepShape::latency ? 2 : 1) * 32;
+}
 // Whether the V items (StepItems) cover every pair for every even number of players m <= nmax.
 constexpr bool v_items_cover(int nmax) {
   for (int m = 2; m <= nmax; m += 2)
@@ -213,18 +229,21 @@ __device__ SolveInfo write_results(const Args<S>& args, index_t b, const real_of
 //    consecutive rows of the same columns, which fall in distinct banks whatever the players (a whole
 //    warp at m = 32; at smaller m a warp spans two or more items);
 //  - blocks: thread t < P (P - 1) / 2 of the next warps takes the block (k, l), k < l, in row-major
-//    order, with the next step's rotations whose off-diagonal entry it holds
+//    order, and in the throughput shape the next step's rotations whose off-diagonal entry it holds
 //    (detail::next_pairs_in_block);
-//  - diagonal: thread t < P of the last warp takes pair t's diagonal block (k == l == t); with P == 1
-//    the pair stays from step to step, and this item computes its next rotation.
+//  - diagonal: thread t < P of the next warp takes pair t's diagonal block (k == l == t); with P == 1
+//    the pair stays from step to step, and this item computes its next rotation;
+//  - rotations, in the latency shape: with P >= 2, thread j < P of the last warp computes the next
+//    step's rotation j from the block that holds its entry.
+template <StepShape SHAPE>
 struct StepItems {
-  enum Kind { none, v_rows, block, diagonal };
+  enum Kind { none, v_rows, block, diagonal, rotation };
   Kind kind = none;
   static constexpr int kVPairs = 4;  // pairs of a V item
   int k = 0, l = 0;  // the item's pairs: V's first pair k, A's block (k, l) or pair k's diagonal block
   int row = 0;       // V's row
   int pair_stride = 0;  // G, the distance between a V item's pairs
-  int owned = 0;
+  int owned = 0;        // the next step's rotations the item computes (0, 1 or 2)
   detail::NextPair own[2];
 
   __device__ StepItems(int t, int m, int v_threads, int block_threads) {
@@ -235,6 +254,14 @@ struct StepItems {
       return;
     }
     t -= v_threads;
+    if (SHAPE == StepShape::latency && t >= block_threads + 32) {  // the rotation warp
+      t -= block_threads + 32;
+      if (t >= half || half < 2) return;
+      const detail::NextPairSource source = detail::next_pair_source(t, half);
+      kind = rotation, k = source.k, l = source.l, owned = 1;
+      own[0] = {source.u_second, source.v_second, t};
+      return;
+    }
     if (t >= block_threads) {
       if (t - block_threads < half) kind = diagonal, k = l = t - block_threads;
       return;
@@ -243,9 +270,44 @@ struct StepItems {
     kind = block;
     while (t >= half - 1 - k) t -= half - 1 - k, ++k;
     l = k + 1 + t;
-    owned = detail::next_pairs_in_block(k, l, half, own[0], own[1]);
+    if (SHAPE == StepShape::throughput) owned = detail::next_pairs_in_block(k, l, half, own[0], own[1]);
   }
 };
+
+// The 2 x 2 block of A (leading dimension lda) in rows x and y (pair k's players, x < y) and columns
+// xl and yl (pair l's), after the step's rotations rk and rl: J_k^H B J_l.
+template <class S>
+struct Block2x2 {
+  S xx, xy, yx, yy;
+};
+template <class S>
+__device__ __forceinline__ Block2x2<S> rotated_block(const S* A, int lda, int x, int y, int xl, int yl,
+                                                     const Rot<S>& rk, const Rot<S>& rl) {
+  Block2x2<S> b{load_vec(&A[x + xl * lda]), load_vec(&A[x + yl * lda]), load_vec(&A[y + xl * lda]),
+                load_vec(&A[y + yl * lda])};
+  if (rl.active) {  // B J_l: rows x and y as column pairs
+    rotate_columns(b.xx, b.xy, rl.c, rl.s_e);
+    rotate_columns(b.yx, b.yy, rl.c, rl.s_e);
+  }
+  if (rk.active) {  // J_k^H B: columns xl and yl as row pairs
+    rotate_columns(b.xx, b.yx, rk.c, conj(rk.s_e));
+    rotate_columns(b.xy, b.yy, rk.c, conj(rk.s_e));
+  }
+  return b;
+}
+
+// The next step's rotation of players u (of pair k: row x when u_is_x, else y) and v (of pair l:
+// column xl when v_is_x, else yl), from their entry b_uv in the block rotated this step and their
+// diagonal entries a_uu and a_vv before it, moved as pair k's and l's diagonal items move them.
+template <class S>
+__device__ __forceinline__ Rot<S> next_rotation(S b_uv, real_of<S> a_uu, real_of<S> a_vv, bool u_is_x, bool v_is_x,
+                                                bool u_first, const Rot<S>& rk, const Rot<S>& rl,
+                                                real_of<S> negligible2) {
+  using R = real_of<S>;
+  const R new_uu = rk.active ? (u_is_x ? a_uu - rk.shift : a_uu + rk.shift) : a_uu;
+  const R new_vv = rl.active ? (v_is_x ? a_vv - rl.shift : a_vv + rl.shift) : a_vv;
+  return rotation_of(u_first ? new_uu : new_vv, u_first ? new_vv : new_uu, u_first ? b_uv : conj(b_uv), negligible2);
+}
 
 // The n x n product op(X) Y (n <= NMAX) of two matrices in shared memory (leading dimensions ldx
 // and ldy), op(X) = X^H when CONJ_X, else X, by the THREADS threads of solve_in_shared: entry (i, j) goes to
@@ -285,14 +347,15 @@ __device__ __forceinline__ void group_product(const S* X, int ldx, const S* Y, i
 // for its slowest matrix anyway.
 inline constexpr double kLastSweepsOff = 100;
 
-// Solves matrix b of `args` (n <= NMAX) on the shared_threads(NMAX) threads of a block (lane =
-// threadIdx.x), with `smem` holding GroupLayout<S, NMAX>::bytes; `mid_sweep_tests`: see kLastSweepsOff.
-template <class S, int NMAX>
-__device__ SolveInfo solve_in_shared(const Args<S>& args, index_t b, char* smem, int lane, bool mid_sweep_tests) {
+// Solves matrix b of `args` (n <= NMAX) on the shared_threads(NMAX, SHAPE) threads of a block (lane =
+// threadIdx.x), with `smem` holding GroupLayout<S, NMAX>::bytes.
+template <class S, int NMAX, StepShape SHAPE>
+__device__ SolveInfo solve_in_shared(const Args<S>& args, index_t b, char* smem, int lane) {
   static_assert(NMAX <= 32, "n > 32: solve_in_pairs");
   using R = real_of<S>;
   using Layout = GroupLayout<S, NMAX>;
-  constexpr int THREADS = shared_threads(NMAX);
+  constexpr int THREADS = shared_threads(NMAX, SHAPE);
+  constexpr bool mid_sweep_tests = SHAPE == StepShape::latency;
   const bool warm = args.warm_start != nullptr;
   const bool want_v = warm || args.vectors != nullptr;
   char* p = smem;
@@ -364,7 +427,8 @@ __device__ SolveInfo solve_in_shared(const Args<S>& args, index_t b, char* smem,
   Rot<S>* rot_cur = rot;  // the step's rotations; its items write the next step's into rot_next
   Rot<S>* rot_next = rot + half;
   static_assert(v_items_cover(NMAX), "too few V items");
-  const StepItems items(lane, m, shared_v_threads(NMAX), shared_block_threads(NMAX));
+  using Items = StepItems<SHAPE>;
+  const Items items(lane, m, shared_v_threads(NMAX), shared_block_threads(NMAX));
   // The players of the item's pairs k and l, in their first seats (k, l) and second (m - 1 - k, ...).
   int k_first = detail::round_robin_player(items.k, 0, m), k_second = detail::round_robin_player(m - 1 - items.k, 0, m);
   int l_first = detail::round_robin_player(items.l, 0, m), l_second = detail::round_robin_player(m - 1 - items.l, 0, m);
@@ -394,9 +458,9 @@ __device__ SolveInfo solve_in_shared(const Args<S>& args, index_t b, char* smem,
     const bool test_steps = mid_sweep_tests && off <= R(kLastSweepsOff) * target;
     for (int step = 0; step < m - 1; ++step) {
       const int x = min(k_first, k_second), y = max(k_first, k_second);  // pair k, and pair l below
-      if (items.kind == StepItems::v_rows) {  // V <- V J_k on one row of each of the item's pairs' columns
+      if (items.kind == Items::v_rows) {  // V <- V J_k on one row of each of the item's pairs' columns
 #pragma unroll
-        for (int j0 = 0; j0 < StepItems::kVPairs; j0 += 2) {  // two pairs at a time, their loads first
+        for (int j0 = 0; j0 < Items::kVPairs; j0 += 2) {  // two pairs at a time, their loads first
           // Both past the last pair: no loads (at m = 18, every item's second two).
           if (items.k + j0 * items.pair_stride >= half) break;
           S s_e[2], u[2], w[2];
@@ -417,7 +481,7 @@ __device__ SolveInfo solve_in_shared(const Args<S>& args, index_t b, char* smem,
             store_vec(&V[ox[j]], u[j]), store_vec(&V[oy[j]], w[j]);
           }
         }
-      } else if (items.kind == StepItems::diagonal) {
+      } else if (items.kind == Items::diagonal) {
         const Rot<S> rk = rot_cur[items.k];
         const R app = re(cur[x + x * lda]), aqq = re(cur[y + y * lda]);
         const R new_pp = rk.active ? app - rk.shift : app, new_qq = rk.active ? aqq + rk.shift : aqq;
@@ -428,41 +492,40 @@ __device__ SolveInfo solve_in_shared(const Args<S>& args, index_t b, char* smem,
         store_vec(&next[y + x * lda], conj(new_pq));
         if (half == 1)  // the pair stays from step to step
           store_rotation(&rot_next[0], rotation_of(new_pp, new_qq, new_pq, negligible2));
-      } else if (items.kind == StepItems::block) {  // pair k's rows and pair l's columns, and the mirror
+      } else if (items.kind == Items::block) {  // pair k's rows and pair l's columns, and the mirror
         const int xl = min(l_first, l_second), yl = max(l_first, l_second);
         const Rot<S> rk = rot_cur[items.k], rl = rot_cur[items.l];
-        S b_xx = load_vec(&cur[x + xl * lda]), b_xy = load_vec(&cur[x + yl * lda]);
-        S b_yx = load_vec(&cur[y + xl * lda]), b_yy = load_vec(&cur[y + yl * lda]);
-        if (rl.active) {  // B J_l: rows x and y as column pairs
-          rotate_columns(b_xx, b_xy, rl.c, rl.s_e);
-          rotate_columns(b_yx, b_yy, rl.c, rl.s_e);
-        }
-        if (rk.active) {  // J_k^H B: columns xl and yl as row pairs
-          rotate_columns(b_xx, b_yx, rk.c, conj(rk.s_e));
-          rotate_columns(b_xy, b_yy, rk.c, conj(rk.s_e));
-        }
-        store_vec(&next[x + xl * lda], b_xx), store_vec(&next[x + yl * lda], b_xy);
-        store_vec(&next[y + xl * lda], b_yx), store_vec(&next[y + yl * lda], b_yy);
-        store_vec(&next[xl + x * lda], conj(b_xx)), store_vec(&next[yl + x * lda], conj(b_xy));
-        store_vec(&next[xl + y * lda], conj(b_yx)), store_vec(&next[yl + y * lda], conj(b_yy));
-        // The next step's rotations whose off-diagonal entry this block holds (StepItems): from that
-        // entry and the two diagonal entries after this step, as pair k's and l's diagonal items
-        // compute them.
+        const Block2x2<S> r = rotated_block(cur, lda, x, y, xl, yl, rk, rl);
+        store_vec(&next[x + xl * lda], r.xx), store_vec(&next[x + yl * lda], r.xy);
+        store_vec(&next[y + xl * lda], r.yx), store_vec(&next[y + yl * lda], r.yy);
+        store_vec(&next[xl + x * lda], conj(r.xx)), store_vec(&next[yl + x * lda], conj(r.xy));
+        store_vec(&next[xl + y * lda], conj(r.yx)), store_vec(&next[yl + y * lda], conj(r.yy));
+        if constexpr (SHAPE == StepShape::throughput) {  // the next step's rotations whose entry it holds
 #pragma unroll
-        for (int o = 0; o < 2; ++o) {
-          if (o == items.owned) break;
-          const int u = items.own[o].u_second ? k_second : k_first;
-          const int v = items.own[o].v_second ? l_second : l_first;
-          const bool u_is_x = u == x, v_is_x = v == xl;
-          const S b_uv = u_is_x ? (v_is_x ? b_xx : b_xy) : (v_is_x ? b_yx : b_yy);
-          const R a_uu = re(cur[u + u * lda]), a_vv = re(cur[v + v * lda]);
-          const R new_uu = rk.active ? (u_is_x ? a_uu - rk.shift : a_uu + rk.shift) : a_uu;
-          const R new_vv = rl.active ? (v_is_x ? a_vv - rl.shift : a_vv + rl.shift) : a_vv;
-          const bool u_first = u < v;
-          store_rotation(&rot_next[items.own[o].pair],
-                         rotation_of(u_first ? new_uu : new_vv, u_first ? new_vv : new_uu,
-                                     u_first ? b_uv : conj(b_uv), negligible2));
+          for (int o = 0; o < 2; ++o) {
+            if (o == items.owned) break;
+            const int u = items.own[o].u_second ? k_second : k_first;
+            const int v = items.own[o].v_second ? l_second : l_first;
+            const bool u_is_x = u == x, v_is_x = v == xl;
+            const S b_uv = u_is_x ? (v_is_x ? r.xx : r.xy) : (v_is_x ? r.yx : r.yy);
+            store_rotation(&rot_next[items.own[o].pair], next_rotation(b_uv, re(cur[u + u * lda]), re(cur[v + v * lda]),
+                                                                       u_is_x, v_is_x, u < v, rk, rl, negligible2));
+          }
         }
+      } else if (SHAPE == StepShape::latency && items.kind == Items::rotation) {  // from its block
+        const int xl = min(l_first, l_second), yl = max(l_first, l_second);
+        const int u = items.own[0].u_second ? k_second : k_first;
+        const int v = items.own[0].v_second ? l_second : l_first;
+        const R a_uu = re(cur[u + u * lda]), a_vv = re(cur[v + v * lda]);  // loaded with the block
+        const Rot<S> rk = rot_cur[items.k], rl = rot_cur[items.l];
+        const Block2x2<S> r = rotated_block(cur, lda, x, y, xl, yl, rk, rl);
+        // The entry by selects: chosen as the block items choose it, it was a branch, after which the
+        // compiler put the loads of a_uu and a_vv, on the step's critical path: latency 10% longer at
+        // n = 16 (H200, bench/results/2026-11-26-h200-rotation-warp.md).
+        const bool u_is_x = u == x, v_is_x = v == xl;
+        const S b_uv = pick(u_is_x, pick(v_is_x, r.xx, r.xy), pick(v_is_x, r.yx, r.yy));
+        store_rotation(&rot_next[items.own[0].pair],
+                       next_rotation(b_uv, a_uu, a_vv, u_is_x, v_is_x, u < v, rk, rl, negligible2));
       }
       k_first = detail::next_player(k_first, m), k_second = detail::next_player(k_second, m);
       l_first = detail::next_player(l_first, m), l_second = detail::next_player(l_second, m);

@@ -1,7 +1,7 @@
 // The parallel round-robin ordering (detail/round_robin.hpp) against its definition: every step pairs
 // all players, every pair meets once a sweep, players move as next_player says, and the block of
-// pairs that the GPU's shared-memory solve asks for each next-step rotation (next_pairs_in_block)
-// does hold that pair's off-diagonal entry.
+// pairs that the GPU's shared-memory solve asks for each next-step rotation (next_pairs_in_block,
+// and next_pair_source from the other side) does hold that pair's off-diagonal entry.
 #include <catch2/catch.hpp>
 
 #include <set>
@@ -11,6 +11,8 @@
 #include "eigstream/detail/round_robin.hpp"
 
 using eigstream::detail::NextPair;
+using eigstream::detail::NextPairSource;
+using eigstream::detail::next_pair_source;
 using eigstream::detail::next_pairs_in_block;
 using eigstream::detail::next_player;
 using eigstream::detail::round_robin_pair;
@@ -79,6 +81,26 @@ TEST_CASE("round robin: the block next_pairs_in_block names holds the next step'
         }
       INFO("m = " << m << " step " << step);
       for (int j = 0; j < half; ++j) CHECK(holders[std::size_t(j)] == 1);
+    }
+  }
+}
+
+TEST_CASE("round robin: the block next_pair_source names holds the next step's pair", "[round_robin]") {
+  for (int half = 2; half <= 33; ++half) {
+    const int m = 2 * half;
+    for (int step = 0; step < m - 1; ++step) {
+      const int next_step = step == m - 2 ? 0 : step + 1;
+      for (int j = 0; j < half; ++j) {
+        const NextPairSource source = next_pair_source(j, half);
+        INFO("m = " << m << " step " << step << " next pair " << j << " block (" << source.k << ", " << source.l << ")");
+        REQUIRE(source.k >= 0);
+        REQUIRE(source.k < source.l);
+        REQUIRE(source.l < half);
+        const int u = round_robin_player(source.u_second ? m - 1 - source.k : source.k, step, m);
+        const int v = round_robin_player(source.v_second ? m - 1 - source.l : source.l, step, m);
+        const auto pair = round_robin_pair(j, next_step, m);
+        CHECK(unordered(u, v) == std::pair{pair.p, pair.q});
+      }
     }
   }
 }

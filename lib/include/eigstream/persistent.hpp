@@ -47,8 +47,8 @@ struct PersistentOptions {
   // holding max_n (a block of warps claims and solves a matrix for each NMAX lanes of an item at once
   // up to 16: eight warps for float up to 8, else four; a warp 32 / NMAX at 32); up to 64, by a block.
   int max_n = 32;
-  // Latency instead of throughput for max_n <= 32: each matrix is solved by a whole block (96 threads
-  // at max_n <= 16, 288 at max_n <= 32; a thread per 2 x 2 block of A or a row of V in four pairs'
+  // Latency instead of throughput for max_n <= 32: each matrix is solved by a whole block (128 threads
+  // at max_n <= 16, 320 at max_n <= 32; a thread per 2 x 2 block of A or a row of V in four pairs'
   // columns in a Jacobi step), so it finishes sooner (H100, complex float, warm: p99 75-88 us against
   // 232-240 us at n = 32, bench/results/2026-11-25-h100-step-banks.md), but fewer matrices are solved at
   // once.

@@ -55,4 +55,22 @@ EIGSTREAM_HD int next_pairs_in_block(int k, int l, int half, NextPair& first, Ne
   return int(holds_first) + int(holds_middle) + int(holds_last);
 }
 
+// Where the next step's pair j sits now: its players sit in this step's pairs k < l, the one of pair
+// k in that pair's second seat (m - 1 - k) when u_second, else in seat k, and likewise the one of
+// pair l; so its off-diagonal entry lies in this step's block of pairs (k, l) (the rows of pair k, the
+// columns of pair l).
+struct NextPairSource {
+  int k;
+  int l;
+  bool u_second;
+  bool v_second;
+};
+
+// For m = 2 half players, half >= 2: next_pairs_in_block seen from the next step's pair.
+EIGSTREAM_HD NextPairSource next_pair_source(int j, int half) {
+  if (j == 0) return {0, 1, false, false};
+  if (j == half - 1) return {half - 2, half - 1, true, true};
+  return {j - 1, j + 1, true, false};
+}
+
 }  // namespace eigstream::detail
