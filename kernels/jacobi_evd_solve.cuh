@@ -91,8 +91,8 @@ constexpr std::size_t align16(std::size_t x) { return (x + 15) / 16 * 16; }
 //    warp waits on a rotation's chain (about 200 cycles); and the solve tests convergence within its
 //    last sweeps too (kLastSweepsOff). A lone warm complex float matrix's latency fell 10% at n = 16
 //    and 1-2% at n = 32 with the rotation warp. In batches it did not pay: warm complex float 16 ran
-//    25% slower (its blocks of 128 threads fit 7 an SM, not 8, and a batch of 1024 took two waves),
-//    and 12% slower where a register cap kept 8 (H200, bench/results/2026-11-26-h200-rotation-warp.md).
+//    23-25% slower (its blocks of 128 threads fit 7 an SM, not 8, and a batch of 1024 took two
+//    waves) (H200, bench/results/2026-11-26-h200-rotation-warp.md).
 enum class StepShape { throughput, latency };
 
 // The threads of solve_in_shared, in whole warps of one kind of work item each (StepItems): the
