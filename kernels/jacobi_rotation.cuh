@@ -76,21 +76,35 @@ __device__ __forceinline__ float sub(float a, float b) { return __fsub_rn(a, b);
 __device__ __forceinline__ double sub(double a, double b) { return __dsub_rn(a, b); }
 __device__ __forceinline__ float fma(float a, float b, float c) { return __fmaf_rn(a, b, c); }
 __device__ __forceinline__ double fma(double a, double b, double c) { return __fma_rn(a, b, c); }
-// 1 / x and 1 / sqrt(x) for normal x > 0: in float the hardware estimate (denormals flushed, which
-// normal x never meets) and one Newton step, within about an ulp and a fraction of the latency of
-// the rounded division and square root; in double both rounded.
+// 1 / x and 1 / sqrt(x) for normal x > 0: the hardware estimate (denormals flushed, which normal x
+// never meets) and Newton steps, one in float, two in double (each doubles the estimate's bits),
+// within about an ulp and a fraction of the latency of the rounded division and square root. In
+// double those are subroutines: rotation_of took 722 cycles with them against 182 in float (H200,
+// bench/results/2026-11-26-h200-step-profile.md).
+template <class R>
+__device__ __forceinline__ R rcp_step(R x, R y) { return fma(y, fma(-x, y, R(1)), y); }
+template <class R>
+__device__ __forceinline__ R rsqrt_step(R x, R y) { return fma(mul(R(0.5), y), fma(-mul(x, y), y, R(1)), y); }
 __device__ __forceinline__ float rcp(float x) {
   float y;
   asm("rcp.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
-  return fma(y, fma(-x, y, 1.0f), y);
+  return rcp_step(x, y);
 }
-__device__ __forceinline__ double rcp(double x) { return __drcp_rn(x); }
+__device__ __forceinline__ double rcp(double x) {
+  double y;
+  asm("rcp.approx.ftz.f64 %0, %1;" : "=d"(y) : "d"(x));
+  return rcp_step(x, rcp_step(x, y));
+}
 __device__ __forceinline__ float rsqrt(float x) {
   float y;
   asm("rsqrt.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
-  return fma(mul(0.5f, y), fma(-mul(x, y), y, 1.0f), y);
+  return rsqrt_step(x, y);
 }
-__device__ __forceinline__ double rsqrt(double x) { return __drcp_rn(__dsqrt_rn(x)); }
+__device__ __forceinline__ double rsqrt(double x) {
+  double y;
+  asm("rsqrt.approx.ftz.f64 %0, %1;" : "=d"(y) : "d"(x));
+  return rsqrt_step(x, rsqrt_step(x, y));
+}
 template <class R> __device__ __forceinline__ R abs2(R x) { return mul(x, x); }
 template <class R> __device__ __forceinline__ R abs2(Cx<R> x) { return fma(x.re, x.re, mul(x.im, x.im)); }
 template <class R> __device__ __forceinline__ R scale(R a, R x) { return mul(a, x); }
