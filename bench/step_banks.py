@@ -6,7 +6,9 @@ rows by lane): for every warp and every shared-memory access of the step's work 
 the wavefronts are the most distinct 4-byte words that the warp's lanes ask of one of the 32 banks.
 It prints them, and the conflict-free ideal, for the old layout (A with leading dimension m + 1, a
 V item's four rows of one pair) and the new one (A with NMAX + 6, a V item's one row of four pairs),
-per entry size (4: float, 8: complex float or double, 16: complex double).
+per entry size (4: float, 8: complex float or double, 16: complex double). It models the throughput
+shape (StepShape); the latency shape's rotation warp, which reads the blocks' entries again, is not
+in it.
 
     python3 bench/step_banks.py          # the table of bench/results/2026-11-25-h100-step-banks.md
 """

@@ -18,8 +18,8 @@
 //  - throughput (default): for NMAX <= 32 a consumer (a block of 256 or 128 threads at NMAX <= 16, a
 //    warp at 32; kConsumerThreads) claims a matrix for each NMAX lanes at once and solves them side by
 //    side, NMAX lanes each with the register solve, as the batched kernel does (complex double at
-//    32, whose rows do not fit in registers, takes the shared-memory solve below, a matrix at a
-//    time). Consumers of NMAX lanes each, claiming on their own, diverged within their warp: at
+//    32, whose rows do not fit in registers, takes the shared-memory solve in its throughput shape, a
+//    matrix at a time). Consumers of NMAX lanes each, claiming on their own, diverged within their warp: at
 //    n = 8, 4 to a warp, they reached 0.10-0.18 of the batched kernel's rate
 //    (bench/results/2026-11-25-h100-warp-claims.md). At NMAX = 64, the pairs solve
 //    (jacobi_evd_pairs.cuh) by a block of 256 threads. Many items are solved at once, each slowly;

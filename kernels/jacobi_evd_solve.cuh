@@ -89,8 +89,8 @@ constexpr std::size_t align16(std::size_t x) { return (x + 15) / 16 * 16; }
 //  - latency (the persistent solver's block per item, alone on its SM): a warp of rotation items
 //    computes them, each from the block that holds its entry, a second time, so that no block item's
 //    warp waits on a rotation's chain (about 200 cycles); and the solve tests convergence within its
-//    last sweeps too (kLastSweepsOff). A lone warm complex float matrix's latency fell 10% at n = 16
-//    and 1-2% at n = 32 with the rotation warp. In batches it did not pay: warm complex float 16 ran
+//    last sweeps too (kLastSweepsOff). A lone warm complex float matrix's latency fell 7-10% at
+//    n = 16 and 1-2% at n = 32 with the rotation warp. In batches it did not pay: warm complex float 16 ran
 //    23-25% slower (its blocks of 128 threads fit 7 an SM, not 8, and a batch of 1024 took two
 //    waves) (H200, bench/results/2026-11-26-h200-rotation-warp.md).
 enum class StepShape { throughput, latency };

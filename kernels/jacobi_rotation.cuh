@@ -79,7 +79,7 @@ __device__ __forceinline__ double fma(double a, double b, double c) { return __f
 // 1 / x and 1 / sqrt(x) for normal x > 0: the hardware estimate (denormals flushed, which normal x
 // never meets) and Newton steps, one in float, two in double (each doubles the estimate's bits),
 // within about an ulp and a fraction of the latency of the rounded division and square root. In
-// double those are subroutines: rotation_of took 722 cycles with them against 182 in float (H200,
+// double those are subroutines: rotation_of took 722 cycles with them against 185 in float (H200,
 // bench/results/2026-11-26-h200-step-profile.md).
 template <class R>
 __device__ __forceinline__ R rcp_step(R x, R y) { return fma(y, fma(-x, y, R(1)), y); }

@@ -216,10 +216,14 @@ TEMPLATE_TEST_CASE("gpu persistent: results equal the batched kernel's on the ha
     // The same solve code takes the same sweeps. The register and shared-memory solves visit the
     // pairs in mirrored orders, which on graded, rank-deficient and repeated spectra took up to three
     // sweeps more or less (H100, 2026-11-22; H200, 2026-11-23: 3 for complex double n = 16,
-    // repeated). An item padded to the pairs solve's 64 players takes sweeps of its own.
+    // repeated). An item padded to the pairs solve's 64 players takes sweeps of its own. Block per
+    // item, the shared-memory solve takes its latency shape (evd::StepShape): another block size,
+    // so its sums of off(A) round differently, and convergence tests within a sweep.
     const SolveKind batched_kind = batched_cold_solve<T>(n), persistent = persistent_solve<T>(max_n, block_per_item);
     const int sweeps_apart = std::abs(s.sweeps - batched.info[std::size_t(b)].sweeps);
-    if (batched_kind == persistent && (batched_kind != SolveKind::registers || nmax_of(n) == nmax_of(max_n)))
+    const bool same_shape = !(persistent == SolveKind::shared && block_per_item);
+    if (batched_kind == persistent && same_shape &&
+        (batched_kind != SolveKind::registers || nmax_of(n) == nmax_of(max_n)))
       CHECK(sweeps_apart == 0);
     else if (persistent != SolveKind::pairs)
       CHECK(sweeps_apart <= 3);
