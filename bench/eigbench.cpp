@@ -471,6 +471,7 @@ struct Context {
   int repeat;
   index_t sample;
   int reorthonormalise_every;  // EVD warm stream and latency: the Newton-Schulz step on one link in this many
+  int idle_sleep_ns;           // latency and submitters: the persistent solver's idle_sleep_ns; 0: its default
 };
 
 template <class T>
@@ -743,6 +744,7 @@ json latency_case(Context& ctx, int n, int items, int warmup) {
     eigstream::cuda::PersistentOptions o;
     o.max_n = n;
     o.block_per_item = block_per_item;
+    if (ctx.idle_sleep_ns > 0) o.idle_sleep_ns = ctx.idle_sleep_ns;
     eigstream::cuda::PersistentSolver<T> solver(o);
     std::vector<double> us;
     double sweeps = 0;
@@ -769,7 +771,7 @@ json latency_case(Context& ctx, int n, int items, int warmup) {
     return json{{"path", std::string("PersistentSolver, mapped pinned memory, ") +
                              (block_per_item ? "a block per item" : "lanes of a warp per item (n <= 32)")},
                 {"latency", percentiles(us).to_json()}, {"mean_sweeps", sweeps / items}, {"failed", c.failed},
-                {"consumers", solver.consumers()},
+                {"consumers", solver.consumers()}, {"idle_sleep_ns", o.idle_sleep_ns},
                 {"accuracy", measure<T>(sample_a, sample_w, sample_v, n, samples).to_json()}};
   };
   out["eigstream"] = persistent(true);
@@ -810,8 +812,7 @@ struct Submitters {
   int threads = 4;
   int matrices_per_submit = 64;  // the items' count
   int rounds = 8;                // passes over the batch in one timed run
-  int sms = 0;                   // the solver's options; 0: its defaults
-  int idle_sleep_ns = 0;
+  int sms = 0;                   // the solver's option; 0: its default
   int park_after_us = -1;        // -1: the solver's default
 };
 
@@ -845,7 +846,7 @@ json submitters_case(Context& ctx, int n, index_t count, const Submitters& how) 
   po.max_n = n;
   po.sms = how.sms;
   po.capacity = std::uint64_t(items * how.rounds);  // room for a whole run: submits never wait for a slot
-  if (how.idle_sleep_ns > 0) po.idle_sleep_ns = how.idle_sleep_ns;
+  if (ctx.idle_sleep_ns > 0) po.idle_sleep_ns = ctx.idle_sleep_ns;
   if (how.park_after_us >= 0) po.park_after_us = how.park_after_us;
   // Cleared on eigbench's stream, not the legacy default stream, which would wait for the resident
   // kernel to park (and, with parking off, forever); cleared once before the solver starts so that
@@ -1280,8 +1281,8 @@ int main(int argc, char** argv) {
       ->check(CLI::PositiveNumber);
   app.add_option("--sms", submitters.sms, "SMs the persistent solver occupies in the submitters case (0: its default)")
       ->check(CLI::NonNegativeNumber);
-  app.add_option("--idle-sleep-ns", submitters.idle_sleep_ns,
-                 "the persistent solver's idle_sleep_ns in the submitters case (0: its default)")
+  app.add_option("--idle-sleep-ns", ctx.idle_sleep_ns,
+                 "the persistent solver's idle_sleep_ns in the latency and submitters cases (0: its default)")
       ->check(CLI::NonNegativeNumber);
   app.add_option("--park-after-us", submitters.park_after_us,
                  "the persistent solver's park_after_us in the submitters case (0: never parks; -1: its default)")

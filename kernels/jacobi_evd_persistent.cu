@@ -8,10 +8,10 @@
 // published items (up to 256 while they keep coming) and advances a per-ring `visible` count in
 // device memory. Consumers poll only `visible` and the rings' `head` in device memory, and claim
 // position h < visible by a ticket taken from head (see claim_by_ticket); the claimer then reads the
-// item once from host memory. Idle, the poller sleeps up to 1 us between scans and
-// consumers up to idle_sleep_ns between polls. With park_after_ns set, the poller stops after that
-// long without a new item and the consumers follow once nothing is left to claim: the kernel ends
-// ("parks") until a submit launches it again.
+// item once from host memory. Idle, the poller sleeps up to idle_sleep_ns (at most 1 us) between
+// scans and consumers up to idle_sleep_ns between polls. With park_after_ns set, the poller stops
+// after that long without a new item and the consumers follow once nothing is left to claim: the
+// kernel ends ("parks") until a submit launches it again.
 //
 // Thread mapping: the kernel is compiled for NMAX, the smallest of {4, 8, 16, 32, 64} holding the
 // solver's max_n, and pads smaller items, and for one of two consumer shapes:
@@ -263,7 +263,7 @@ __device__ void poll_rings(const PersistentEvdArgs<T>& args) {
       }
       break;
     }
-    sleep_ns = min(max(2 * sleep_ns, 64u), 1000u);
+    sleep_ns = min(max(2 * sleep_ns, 64u), min(1000u, unsigned(args.idle_sleep_ns)));
     __nanosleep(sleep_ns);
   }
   if (lane == 0) store_release_device(args.poller_done, 1);
@@ -502,23 +502,33 @@ __device__ __forceinline__ std::uint64_t fetch_add_acq_rel_system(std::uint64_t*
   return before;
 }
 
-// Copies an n x n matrix (leading dimension ld) into dense staging, all of a thread's loads (up to
-// 8) issued before its first store: from host memory each load is a PCIe round trip, and a loop
-// that stores as it goes waits for them one after another (16 of them per thread at n = 64).
-template <int THREADS, class S>
-__device__ void stage_in(S* dst, const S* src, index_t ld, int n, int lane) {
+// Copies the n x n matrix A (leading dimension lda) into dense staging and, with WITH_V0 and v0 not
+// null, V0 (ldw) right after it, as one run of 2 n^2 entries: all of a thread's loads (up to 8)
+// issued before its first store. From host memory each load is a PCIe round trip, and a loop that
+// stores as it goes waits for them one after another (16 of them per thread at n = 64); A and V0
+// staged one after the other take two round trips where one does.
+template <int THREADS, bool WITH_V0, class S>
+__device__ void stage_in(S* dst, const S* a, index_t lda, const S* v0, index_t ldw, int n, int lane) {
   constexpr int kBatch = 8;
-  for (int base = lane; base < n * n; base += THREADS * kBatch) {
+  const int nn = n * n, total = WITH_V0 && v0 ? 2 * nn : nn;
+  for (int base = lane; base < total; base += THREADS * kBatch) {
     S x[kBatch];
 #pragma unroll
     for (int r = 0; r < kBatch; ++r) {
       const int idx = base + r * THREADS;
-      if (idx < n * n) x[r] = load_past_l1(&src[idx % n + index_t(idx / n) * ld]);
+      if (idx >= total) continue;
+      if constexpr (WITH_V0) {
+        const bool second = idx >= nn;
+        const int e = second ? idx - nn : idx;
+        x[r] = load_past_l1(second ? &v0[e % n + index_t(e / n) * ldw] : &a[e % n + index_t(e / n) * lda]);
+      } else {
+        x[r] = load_past_l1(&a[idx % n + index_t(idx / n) * lda]);
+      }
     }
 #pragma unroll
     for (int r = 0; r < kBatch; ++r) {
       const int idx = base + r * THREADS;
-      if (idx < n * n) dst[idx] = x[r];
+      if (idx < total) dst[idx] = x[r];
     }
   }
 }
@@ -667,7 +677,12 @@ __global__ void __launch_bounds__(kBlockThreads<typename DeviceScalar<T>::type, 
     // the solve, rather than held through it.
     if (!(stop_all[group] & 2)) {
       // The item's matrices may be in host memory, where every read crosses PCIe: each solve works on
-      // copies in its staging area of device memory, read and written in bulk.
+      // copies in its staging area of device memory, read in bulk. Block per item, A and V0 are read
+      // in one pass, and the solve writes its outputs straight to the item's: a lone warm complex float
+      // item finished 0.8-1.6 us sooner at n = 16 and 32 (bench/results/2026-11-26-h200-latency-path.md).
+      // The other shapes read A, then V0, and write their outputs through staging: the same changes
+      // there moved the register allocation of the solve inlined in this loop, and lone warm items of
+      // warp consumers took up to 20% longer (float 32).
       SolveInfo info;
       if (side < number_all[group]) {
         const EvdItem<T>& it = *item;
@@ -681,21 +696,30 @@ __global__ void __launch_bounds__(kBlockThreads<typename DeviceScalar<T>::type, 
         R* w = reinterpret_cast<R*>(v + n * n);
         const S* in_a = reinterpret_cast<const S*>(it.a + i * it.stride_a);
         const S* in_v0 = it.warm_start ? reinterpret_cast<const S*>(it.warm_start + i * it.stride_warm_start) : nullptr;
-        stage_in<SOLVER_THREADS>(a, in_a, it.lda, n, solver_lane);
-        if (in_v0) stage_in<SOLVER_THREADS>(v0, in_v0, it.ldw, n, solver_lane);
-        if (solver_lane == 0)
-          one = {a, n, 0, w, 0, v, n, 0, in_v0 ? v0 : nullptr, n, 0, it.info + i, n, 1,
-                 R(args.tol), R(args.symmetry_tol), args.max_sweeps, args.sort, it.reorthonormalise};
+        if constexpr (BLOCK_PER_ITEM) {
+          stage_in<SOLVER_THREADS, true>(a, in_a, it.lda, in_v0, it.ldw, n, solver_lane);
+          if (solver_lane == 0)
+            one = {a, n, 0, it.values + i * it.stride_values, 0,
+                   it.vectors ? reinterpret_cast<S*>(it.vectors + i * it.stride_vectors) : nullptr, it.ldv, 0,
+                   in_v0 ? v0 : nullptr, n, 0, it.info + i, n, 1,
+                   R(args.tol), R(args.symmetry_tol), args.max_sweeps, args.sort, it.reorthonormalise};
+        } else {
+          stage_in<SOLVER_THREADS, false, S>(a, in_a, it.lda, nullptr, 0, n, solver_lane);
+          if (in_v0) stage_in<SOLVER_THREADS, false, S>(v0, in_v0, it.ldw, nullptr, 0, n, solver_lane);
+          if (solver_lane == 0)
+            one = {a, n, 0, w, 0, v, n, 0, in_v0 ? v0 : nullptr, n, 0, it.info + i, n, 1,
+                   R(args.tol), R(args.symmetry_tol), args.max_sweeps, args.sort, it.reorthonormalise};
+        }
         solver_sync<SOLVER_THREADS>(solver_mask);
         if constexpr (BLOCK_PER_ITEM) {  // latency: a copy in registers, not read again after every barrier
           const Args<S> copy = one;
           info = solve_item<S, NMAX, BLOCK_PER_ITEM>(copy, solver_lane, solver_mask, work);
         } else {
           info = solve_item<S, NMAX, BLOCK_PER_ITEM>(one, solver_lane, solver_mask, work);
+          solver_sync<SOLVER_THREADS>(solver_mask);
         }
-        solver_sync<SOLVER_THREADS>(solver_mask);
       }
-      if (side < number_all[group]) {
+      if (!BLOCK_PER_ITEM && side < number_all[group]) {  // the outputs, from staging
         const EvdItem<T>& it = *item;
         const int n = one.n;
         const index_t i = index_all[group] + side;
@@ -763,9 +787,11 @@ cudaError_t shape_of(PersistentShape* shape) {
   shape->threads_per_block = kThreads;
   shape->consumers_per_block = kConsumers;
   shape->shared_bytes = bytes;
-  // A, V0 and V of NMAX x NMAX and NMAX eigenvalues, in 16-byte units, for each matrix of a claim.
-  shape->staging_stride = kClaimMatrices<S, NMAX, BLOCK_PER_ITEM> *
-                          ((3 * sizeof(S) * NMAX * NMAX + sizeof(real_of<S>) * NMAX + 15) / 16 * 16 / sizeof(T));
+  // A and V0 of NMAX x NMAX and, but block per item (whose solve writes its outputs straight to the
+  // item's), V and NMAX eigenvalues, in 16-byte units, for each matrix of a claim.
+  constexpr std::size_t kStaged = BLOCK_PER_ITEM ? 2 * sizeof(S) * NMAX * NMAX
+                                                 : 3 * sizeof(S) * NMAX * NMAX + sizeof(real_of<S>) * NMAX;
+  shape->staging_stride = kClaimMatrices<S, NMAX, BLOCK_PER_ITEM> * ((kStaged + 15) / 16 * 16 / sizeof(T));
   return cudaOccupancyMaxActiveBlocksPerMultiprocessor(&shape->blocks_per_sm, kernel, kThreads, bytes);
 }
 

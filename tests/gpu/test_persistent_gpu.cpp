@@ -4,6 +4,7 @@
 // the solver is parked, and a submit wakes it). Runs only with a CUDA device.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cmath>
@@ -229,6 +230,41 @@ TEMPLATE_TEST_CASE("gpu persistent: results equal the batched kernel's on the ha
       CHECK(sweeps_apart <= 3);
     check_as_batched(ms[std::size_t(b)], items.values(b), items.vectors(b), batched, b, "gpu persistent");
   }
+}
+
+// Items that ask for eigenvalues only (no vectors): the solve writes its outputs straight to the
+// item's, and then has no vectors to write; cold solves then skip V altogether. Warm-started from the
+// identity, V is still formed on chip (V0 J) but not written.
+TEMPLATE_TEST_CASE("gpu persistent: items without vectors get their eigenvalues", "[gpu][persistent]", float, double,
+                   std::complex<float>, std::complex<double>) {
+  using T = TestType;
+  const index_t n = GENERATE(3, 16, 32, 64);
+  const bool block_per_item = GENERATE(false, true);
+  const bool warm = GENERATE(false, true);
+  std::vector<Matrix<T>> ms;
+  for (EvdCase c : all_evd_cases()) ms.push_back(evd_case<T>(c, n, 3000 + std::uint64_t(n)));
+  Items<T> items(ms);
+  for (index_t b = 0; b < items.count; ++b)
+    for (index_t i = 0; i < n; ++i) items.warm[std::size_t(b * n * n + i * n + i)] = T(1);
+  std::fill_n(items.v.get(), n * n * items.count, T(7));  // must stay as it is
+  {
+    PersistentSolver<T> solver(options_for(int(n), block_per_item));
+    std::vector<Ticket> tickets;
+    for (index_t b = 0; b < items.count; ++b) {
+      EvdItem<T> it = items.item(b, warm);
+      it.vectors = nullptr;
+      tickets.push_back(*solver.submit(it));
+    }
+    for (const Ticket& t : tickets) REQUIRE(solver.wait(t) == ItemState::done);
+  }
+  for (index_t b = 0; b < items.count; ++b) {
+    INFO(type_name<T>() << " n = " << n << " case " << to_string(all_evd_cases()[std::size_t(b)])
+                        << (block_per_item ? " block per item" : "") << (warm ? " warm" : " cold"));
+    REQUIRE(items.info[std::size_t(b)].converged);
+    check_evd<T>(ms[std::size_t(b)], items.values(b), nullptr, reference_eigenvalues(ms[std::size_t(b)]),
+              eigstream::Sort::descending, "gpu persistent, values only");
+  }
+  CHECK(std::all_of(items.v.get(), items.v.get() + n * n * items.count, [](const T& x) { return x == T(7); }));
 }
 
 // Matrices of order n at a stride of their own (not packed), and their outputs likewise, for items

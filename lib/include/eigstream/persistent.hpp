@@ -10,8 +10,9 @@
 //   solver.wait(*ticket);                   // or poll(), or stream_wait() to order stream work after it
 //
 // The kernel holds the SMs it occupies while it runs: size it with PersistentOptions::sms and
-// blocks_per_sm (plus one block that polls the rings). Idle, one warp reads host memory about once a
-// microsecond, and each consumer polls device memory with a back-off doubling up to idle_sleep_ns.
+// blocks_per_sm (plus one block that polls the rings). Idle, one warp reads host memory with a
+// back-off doubling up to idle_sleep_ns (at most 1 us; a read itself takes about one PCIe round trip),
+// and each consumer polls device memory with a back-off doubling up to idle_sleep_ns.
 //
 // While the kernel runs the device never idles, and some CUDA calls wait for an idle device:
 // cudaDeviceSynchronize, cudaMalloc, cudaHostAlloc, cudaFree, cudaFreeHost, work on the legacy
@@ -60,7 +61,10 @@ struct PersistentOptions {
   int sms = 0;                    // SMs to occupy; 0: all but one (room for other kernels)
   int blocks_per_sm = 0;          // 0: as many as fit
   std::uint64_t capacity = 8192;  // items queued or being solved, per ring (rounded up to a power of two)
-  int idle_sleep_ns = 2000;       // longest sleep of an idle consumer between polls
+  // Longest sleep of an idle consumer between polls, and of the poller (at most 1 us). With 2000 (the
+  // poller 1000), a lone warm complex float item took about 1 us longer at n = 16 and 32 (p50) than
+  // with 256 (H200, bench/results/2026-11-26-h200-latency-path.md).
+  int idle_sleep_ns = 256;
   // > 0: park (end the kernel) after this many microseconds without a new item; the next submit
   // launches it again. 0: resident until shutdown, as device_queue() needs (see the top of this file).
   int park_after_us = 1000;
