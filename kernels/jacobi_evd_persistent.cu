@@ -34,10 +34,12 @@
 //
 // Memory ordering: the poller reads slot states with acquire at system scope and publishes
 // `visible` with release at device scope; consumers read it with acquire, so the item they then read
-// is the one the producer published. Before the leader releases a slot (system scope), or counts the
-// matrices of its claim of a several-matrix item finished (an acquire-release add, system scope,
-// skipped when the claim was the whole item), every thread of the consumer fences at system scope,
-// so the outputs (in device or host memory) are visible first.
+// is the one the producer published. The leader releases a slot (a release store, system scope), or
+// counts the matrices of its claim of a several-matrix item finished (an acquire-release add, system
+// scope, skipped when the claim was the whole item), after a barrier of the consumer's threads:
+// release is cumulative, so every thread's outputs (in device or host memory) are visible first. A
+// fence at system scope in every thread as well cost a lone item about 1.3 us more (H200,
+// bench/results/2026-11-26-h200-latency-path.md).
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -640,7 +642,7 @@ __global__ void __launch_bounds__(kBlockThreads<typename DeviceScalar<T>::type, 
       }
       got = __shfl_sync(0xffffffffu, got, 0);
       ticket_ready = __shfl_sync(0xffffffffu, ticket_ready, 0);
-      for (int r = 0; r < 2 && !got && !ticket_ready; ++r)
+      for (int r = 0; r < rings_in_use(args) && !got && !ticket_ready; ++r)
         got = help_oldest(args, r, kClaim, *item, leader.key, share, c, lane);
       if (lane == 0) {
         if (!got) {  // a new position
@@ -737,11 +739,10 @@ __global__ void __launch_bounds__(kBlockThreads<typename DeviceScalar<T>::type, 
       if constexpr (kClaim > 1 && THREADS == 32) failures = __popc(__ballot_sync(0xffffffffu, solver_lane == 0 && failed));
       if constexpr (kClaim > 1 && THREADS > 32) failures = __syncthreads_count(solver_lane == 0 && failed);
       if (lane == 0) leader.totals.failed += failures, leader.totals.completed += number_all[group];
-      __threadfence_system();  // this thread's outputs, before the leader finishes the matrices
     } else if (lane == 0) {
       leader.totals.cancelled += number_all[group];
     }
-    consumer_sync<THREADS>();
+    consumer_sync<THREADS>();  // every thread's outputs, before the leader's release (see the top of this file)
     if (lane == 0) {  // counters first: whoever sees the item finished also sees it counted
       volatile ConsumerCounters& out = counters();
       out.completed = leader.totals.completed;
