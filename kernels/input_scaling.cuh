@@ -25,8 +25,9 @@ __device__ bool scan_input(const S* a, int rows, int cols, index_t ld, const Thr
     bad |= !finite(x);
     amax = fmax(amax, max_component(x));
   }
-  if (g.any(bad)) return false;
-  amax = g.max(amax);
+  // One reduction for both: a non-finite entry makes the maximum infinite.
+  amax = g.max(bad ? R(INFINITY) : amax);
+  if (!(amax < R(INFINITY))) return false;
   exponent = amax > R(0) ? -ilogb(amax) : 0;
   return true;
 }

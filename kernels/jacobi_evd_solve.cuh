@@ -400,11 +400,10 @@ __device__ SolveInfo solve_in_shared(const Args<S>& args, index_t b, char* smem,
     norm2 += abs2(x);
     A[i + j * lda] = i > j ? x : i == j ? from_real<S>(re(x)) : conj(xt);
   }
-  defect2 = g.sum(defect2);
-  norm2 = g.sum(norm2);
+  g.sum2(defect2, norm2);
   if (!(sqrt(defect2) <= args.symmetry_tol * sqrt(norm2))) return write_invalid(args, b, lane, THREADS);
 
-  if (warm) {  // V holds V0 (staged above); the barriers of g.sum have ordered pass 2 before this
+  if (warm) {  // V holds V0 (staged above); the barriers of g.sum2 have ordered pass 2 before this
     group_product<false, NMAX, THREADS>(A, lda, V, ldv, n, lane, [&](int i, int j, S x) { N[i + j * lda] = x; });  // N = A V0
     g.sync();
     group_product<true, NMAX, THREADS>(V, ldv, N, lda, n, lane, [&](int i, int j, S x) {  // A = V0^H N, exactly Hermitian
@@ -442,17 +441,35 @@ __device__ SolveInfo solve_in_shared(const Args<S>& args, index_t b, char* smem,
   }
   int sweeps = 0;
   R off = 0;
-  // off(A); the barriers of g.sum also order the first rotations, and a step's writes, before their readers.
+  // off(A), summed by the first warp alone (lane i down row i of each column, in four chains) and
+  // handed to the others in one of two slots of shared memory, taken in turn, so that a test takes
+  // one barrier. Summed by every thread, a block-wide reduction (each warp's shuffles, two barriers),
+  // a test took 1 200-1 600 cycles at n = 16 and 32 (H200, bench/results/2026-11-26-h200-step-profile.md);
+  // with one warp, warm batches of float 32 ran 5% faster and complex float 32 2.5%, a lone warm float
+  // 32 item finished 1.2 us sooner, and cold complex double 32 ran 3% slower
+  // (bench/results/2026-11-26-h200-latency-path.md). The barrier also orders the first rotations,
+  // and a step's writes, before their readers.
+  double* const off_slots = scratch + 30;  // past the 2 kWarps entries of g.sum2
+  static_assert(2 * (THREADS / 32) <= 30, "room for the reductions and the tests' slots");
+  int off_slot = 0;
   auto off_norm = [&] {
-    R off2 = 0;
-    for (int idx = lane; idx < n * n; idx += THREADS) {
-      const int i = idx % n, j = idx / n;
-      if (i != j) off2 += abs2(cur[i + j * lda]);
+    if (lane < 32) {
+      R off2[4] = {0, 0, 0, 0};  // four chains of additions
+#pragma unroll 4
+      for (int j = 0; j < n; ++j)
+        if (lane < n && lane != j) off2[j % 4] += abs2(cur[lane + j * lda]);
+      R total = (off2[0] + off2[1]) + (off2[2] + off2[3]);
+      for (int offset = 16; offset > 0; offset /= 2) total += __shfl_xor_sync(0xffffffffu, total, offset);
+      if (lane == 0) off_slots[off_slot] = double(total);
     }
-    return sqrt(g.sum(off2));
+    g.sync();
+    const R total = R(off_slots[off_slot]);
+    off_slot ^= 1;
+    return sqrt(total);
   };
+  bool tested = false;  // off holds off(A) of cur, from a test within the sweep
   for (;;) {
-    off = off_norm();
+    if (!tested) off = off_norm();
     if (off <= target || sweeps == args.max_sweeps) break;
     ++sweeps;
     const bool test_steps = mid_sweep_tests && off <= R(kLastSweepsOff) * target;
@@ -536,7 +553,10 @@ __device__ SolveInfo solve_in_shared(const Args<S>& args, index_t b, char* smem,
       rot_cur = rot_next;
       rot_next = used;
       g.sync();
-      if (test_steps && step % 2 == 1 && off_norm() <= target) break;  // the loop's test stops the solve
+      if (test_steps && step % 2 == 1 && (off = off_norm()) <= target) {  // the loop's test stops the solve
+        tested = true;
+        break;
+      }
     }
   }
 
