@@ -684,7 +684,7 @@ __global__ void __launch_bounds__(kBlockThreads<typename DeviceScalar<T>::type, 
       // item finished 0.8-1.6 us sooner at n = 16 and 32 (bench/results/2026-11-26-h200-latency-path.md).
       // The other shapes read A, then V0, and write their outputs through staging: the same changes
       // there moved the register allocation of the solve inlined in this loop, and lone warm items of
-      // warp consumers took up to 20% longer (float 32).
+      // warp consumers took 16-25% longer (float 32).
       SolveInfo info;
       if (side < number_all[group]) {
         const EvdItem<T>& it = *item;
@@ -694,8 +694,6 @@ __global__ void __launch_bounds__(kBlockThreads<typename DeviceScalar<T>::type, 
                std::size_t((blockIdx.x - 1) * kConsumers + group) * args.staging_stride +
                side * (args.staging_stride / kClaim);
         S* v0 = a + n * n;
-        S* v = v0 + n * n;
-        R* w = reinterpret_cast<R*>(v + n * n);
         const S* in_a = reinterpret_cast<const S*>(it.a + i * it.stride_a);
         const S* in_v0 = it.warm_start ? reinterpret_cast<const S*>(it.warm_start + i * it.stride_warm_start) : nullptr;
         if constexpr (BLOCK_PER_ITEM) {
@@ -706,6 +704,8 @@ __global__ void __launch_bounds__(kBlockThreads<typename DeviceScalar<T>::type, 
                    in_v0 ? v0 : nullptr, n, 0, it.info + i, n, 1,
                    R(args.tol), R(args.symmetry_tol), args.max_sweeps, args.sort, it.reorthonormalise};
         } else {
+          S* v = v0 + n * n;
+          R* w = reinterpret_cast<R*>(v + n * n);
           stage_in<SOLVER_THREADS, false, S>(a, in_a, it.lda, nullptr, 0, n, solver_lane);
           if (in_v0) stage_in<SOLVER_THREADS, false, S>(v0, in_v0, it.ldw, nullptr, 0, n, solver_lane);
           if (solver_lane == 0)

@@ -219,7 +219,7 @@ TEMPLATE_TEST_CASE("gpu persistent: results equal the batched kernel's on the ha
     // sweeps more or less (H100, 2026-11-22; H200, 2026-11-23: 3 for complex double n = 16,
     // repeated). An item padded to the pairs solve's 64 players takes sweeps of its own. Block per
     // item, the shared-memory solve takes its latency shape (evd::StepShape): another block size,
-    // so its sums of off(A) round differently, and convergence tests within a sweep.
+    // so its norm (and target) rounds differently, and convergence tests within a sweep.
     const SolveKind batched_kind = batched_cold_solve<T>(n), persistent = persistent_solve<T>(max_n, block_per_item);
     const int sweeps_apart = std::abs(s.sweeps - batched.info[std::size_t(b)].sweeps);
     const bool same_shape = !(persistent == SolveKind::shared && block_per_item);
@@ -232,39 +232,52 @@ TEMPLATE_TEST_CASE("gpu persistent: results equal the batched kernel's on the ha
   }
 }
 
-// Items that ask for eigenvalues only (no vectors): the solve writes its outputs straight to the
-// item's, and then has no vectors to write; cold solves then skip V altogether. Warm-started from the
-// identity, V is still formed on chip (V0 J) but not written.
-TEMPLATE_TEST_CASE("gpu persistent: items without vectors get their eigenvalues", "[gpu][persistent]", float, double,
+// Block per item, the solve writes its outputs straight to the item's: items without vectors get
+// their eigenvalues, and vectors with a leading dimension above n land in their columns and leave
+// the rows past n as they were. Cold, and warm-started from the identity.
+TEMPLATE_TEST_CASE("gpu persistent: items without vectors, or with padded vectors", "[gpu][persistent]", float, double,
                    std::complex<float>, std::complex<double>) {
   using T = TestType;
   const index_t n = GENERATE(3, 16, 32, 64);
   const bool block_per_item = GENERATE(false, true);
   const bool warm = GENERATE(false, true);
+  const bool with_vectors = GENERATE(false, true);
+  const index_t ldv = n + 3;
   std::vector<Matrix<T>> ms;
   for (EvdCase c : all_evd_cases()) ms.push_back(evd_case<T>(c, n, 3000 + std::uint64_t(n)));
   Items<T> items(ms);
   for (index_t b = 0; b < items.count; ++b)
     for (index_t i = 0; i < n; ++i) items.warm[std::size_t(b * n * n + i * n + i)] = T(1);
-  std::fill_n(items.v.get(), n * n * items.count, T(7));  // must stay as it is
+  Pinned<T> padded(std::size_t(ldv * n * items.count));
+  const T untouched(7);
+  std::fill_n(padded.get(), ldv * n * items.count, untouched);
   {
     PersistentSolver<T> solver(options_for(int(n), block_per_item));
     std::vector<Ticket> tickets;
     for (index_t b = 0; b < items.count; ++b) {
       EvdItem<T> it = items.item(b, warm);
-      it.vectors = nullptr;
+      it.vectors = with_vectors ? &padded[std::size_t(b * ldv * n)] : nullptr, it.ldv = ldv;
       tickets.push_back(*solver.submit(it));
     }
     for (const Ticket& t : tickets) REQUIRE(solver.wait(t) == ItemState::done);
   }
   for (index_t b = 0; b < items.count; ++b) {
     INFO(type_name<T>() << " n = " << n << " case " << to_string(all_evd_cases()[std::size_t(b)])
-                        << (block_per_item ? " block per item" : "") << (warm ? " warm" : " cold"));
+                        << (block_per_item ? " block per item" : "") << (warm ? " warm" : " cold")
+                        << (with_vectors ? " padded vectors" : " no vectors"));
     REQUIRE(items.info[std::size_t(b)].converged);
-    check_evd<T>(ms[std::size_t(b)], items.values(b), nullptr, reference_eigenvalues(ms[std::size_t(b)]),
-              eigstream::Sort::descending, "gpu persistent, values only");
+    Matrix<T> v(n, n);
+    int padding_changed = 0;
+    for (index_t j = 0; j < n; ++j)
+      for (index_t i = 0; i < ldv; ++i) {
+        const T x = padded[std::size_t(b * ldv * n + j * ldv + i)];
+        if (i < n) v.data[std::size_t(i + j * n)] = x;
+        else padding_changed += x != untouched;
+      }
+    CHECK(padding_changed == 0);
+    check_evd<T>(ms[std::size_t(b)], items.values(b), with_vectors ? &v : nullptr,
+                 reference_eigenvalues(ms[std::size_t(b)]), eigstream::Sort::descending, "gpu persistent, output layouts");
   }
-  CHECK(std::all_of(items.v.get(), items.v.get() + n * n * items.count, [](const T& x) { return x == T(7); }));
 }
 
 // Matrices of order n at a stride of their own (not packed), and their outputs likewise, for items
