@@ -450,7 +450,8 @@ __device__ SolveInfo solve_in_shared(const Args<S>& args, index_t b, char* smem,
   // (bench/results/2026-11-26-h200-latency-path.md). The barrier also orders the first rotations,
   // and a step's writes, before their readers.
   double* const off_slots = scratch + 30;  // past the 2 kWarps entries of g.sum2
-  static_assert(2 * (THREADS / 32) <= 30, "room for the reductions and the tests' slots");
+  static_assert(2 * (THREADS / 32) <= 30 && Layout::scratch >= 32 * sizeof(double),
+                "room for the reductions and the tests' slots");
   int off_slot = 0;
   auto off_norm = [&] {
     if (lane < 32) {
