@@ -714,6 +714,9 @@ __device__ __forceinline__ SolveInfo solve_in_registers(const Args<S>& args, ind
   const R mine = scalbn(m.d, -exponent);
   if (v0 && args.reorthonormalise) {  // one Newton-Schulz step, as solve_in_shared: V <- V (3I - V^H V) / 2, in A's registers
     S* p = warm_buffer;
+    // The mirror above read other lanes' rows of p; with no sweep between (a warm start already
+    // converged) nothing else has ordered those reads before these writes.
+    __syncwarp(mask);
 #pragma unroll
     for (int j = 0; j < NMAX; ++j) p[lane * kLd + j] = m.v[j], m.a[j] = zero;
     __syncwarp(mask);
