@@ -28,18 +28,25 @@ using evd::GroupLayout;
 template <class S, int NMAX>
 inline constexpr int kSharedBlocksPerSm = NMAX == 32 ? (sizeof(S) == 16 ? 3 : 4) : 1;
 
-template <class S, int NMAX>
+// Whether the shared-memory solve tests convergence within its last sweeps (evd::kLastSweepsOff):
+// for warm starts (WARM), but not of complex double, whose kernel then spilled 138 bytes, not 76, and
+// whose warm batches of 32 ran 5.5% slower, where float 32 and complex float 32 ran 3-5% faster (H200,
+// bench/results/2026-11-26-h200-last-sweep-tests.md).
+template <class S, bool WARM>
+inline constexpr bool kLastSweepTests = WARM && !std::is_same_v<S, Cx<double>>;
+
+template <class S, int NMAX, bool LAST_SWEEP_TESTS>
 __global__ void __launch_bounds__(evd::shared_threads(NMAX, evd::StepShape::throughput),
                                   (kSharedBlocksPerSm<S, NMAX>))
     evd_shared_kernel(Args<S> args) {
   extern __shared__ __align__(16) char smem[];
-  evd::solve_in_shared<S, NMAX, evd::StepShape::throughput>(args, blockIdx.x, smem, threadIdx.x);
+  evd::solve_in_shared<S, NMAX, evd::StepShape::throughput, LAST_SWEEP_TESTS>(args, blockIdx.x, smem, threadIdx.x);
 }
 
-template <class S, int NMAX>
+template <class S, int NMAX, bool WARM>
 cudaError_t launch_shared(const Args<S>& args, cudaStream_t stream) {
   const std::size_t bytes = GroupLayout<S, NMAX>::bytes;
-  auto kernel = evd_shared_kernel<S, NMAX>;
+  auto kernel = evd_shared_kernel<S, NMAX, kLastSweepTests<S, WARM>>;
   cudaError_t status = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(bytes));
   if (status != cudaSuccess) return status;
   kernel<<<unsigned(args.count), evd::shared_threads(NMAX, evd::StepShape::throughput), bytes, stream>>>(args);
@@ -136,7 +143,7 @@ inline constexpr bool kSharedSolve =
 
 template <class S, int NMAX, bool WARM>
 cudaError_t launch_small(const Args<S>& args, cudaStream_t stream) {
-  if constexpr (kSharedSolve<S, NMAX, WARM>) return launch_shared<S, NMAX>(args, stream);
+  if constexpr (kSharedSolve<S, NMAX, WARM>) return launch_shared<S, NMAX, WARM>(args, stream);
   else return launch_registers<S, NMAX, WARM>(args, stream);
 }
 
@@ -147,7 +154,7 @@ cudaError_t launch_small(const Args<S>& args, cudaStream_t stream) {
 
 template <class S, int NMAX, bool WARM>
 cudaError_t load_small() {
-  if constexpr (kSharedSolve<S, NMAX, WARM>) return load(evd_shared_kernel<S, NMAX>);
+  if constexpr (kSharedSolve<S, NMAX, WARM>) return load(evd_shared_kernel<S, NMAX, kLastSweepTests<S, WARM>>);
   else return load(registers_kernel<S, NMAX, WARM>());
 }
 

@@ -10,8 +10,8 @@
 //
 // Algorithm (seed 001): parallel round-robin ordering (eq. 7), n/2 disjoint rotations per step.
 // Per-matrix convergence test off(A) <= tol * ||A||_F at the start of every sweep (and, for the
-// persistent solver's block per item, every second step of a sweep that starts near the target:
-// kLastSweepsOff), and early exit.
+// persistent solver's block per item and the batched kernel's warm starts, every second step of a
+// sweep that starts near the target: kLastSweepsOff), and early exit.
 // Rotations below tol * ||A||_F / n are skipped. Warm start: B = V0^H A V0 formed on chip, sweeps on
 // B, V = V0 J, then one Newton-Schulz step V <- V (3I - V^H V) / 2, which takes V^H V - I = E to
 // O(E^2): V0 J is only as orthonormal as V0, so without it a chain of warm starts (each V the next
@@ -339,23 +339,27 @@ __device__ __forceinline__ void group_product(const S* X, int ldx, const S* Y, i
     if (first + c < n) store(i, first + c, acc[c]);
 }
 
-// A sweep that starts with off(A) <= kLastSweepsOff * target is likely the last. Where one matrix's
-// solve is the critical path (the persistent solver's block per item), solve_in_shared then tests
-// convergence every second step too and stops part way through the sweep: a CPU model (float,
-// eigbench's covariances) took 15-21% fewer steps for warm starts at n = 16 and 32. In batches the
-// test did not pay (bench/results/2026-11-25-mid-sweep-tests.md): a warp or a wave waits
-// for its slowest matrix anyway.
+// A sweep that starts with off(A) <= kLastSweepsOff * target is likely the last. With
+// LAST_SWEEP_TESTS, solve_in_shared then tests convergence every second step too and stops part way
+// through the sweep: a CPU model (float, eigbench's covariances) took 15-21% fewer steps for warm
+// starts at n = 16 and 32 (bench/results/2026-11-25-mid-sweep-tests.md). Where they pay:
+//  - the persistent solver's block per item, where one matrix's solve is the critical path;
+//  - the batched kernel's warm starts, a block per matrix, where a block that stops early makes room
+//    for the next: warm batches of float 32 and complex float 32 ran 3-5% faster (but complex double
+//    5.5% slower: kLastSweepTests in jacobi_evd_batched.cu; bench/results/2026-11-26-h200-last-sweep-tests.md).
+// Not in the batched register solve, whose warps wait for their slowest matrix anyway (the same
+// file of 2026-11-25), nor in cold batches: compiled into the cold complex double 32 kernel, the
+// tests' code alone made it spill more and run 2.5% slower.
 inline constexpr double kLastSweepsOff = 100;
 
 // Solves matrix b of `args` (n <= NMAX) on the shared_threads(NMAX, SHAPE) threads of a block (lane =
-// threadIdx.x), with `smem` holding GroupLayout<S, NMAX>::bytes.
-template <class S, int NMAX, StepShape SHAPE>
+// threadIdx.x), with `smem` holding GroupLayout<S, NMAX>::bytes; LAST_SWEEP_TESTS: see kLastSweepsOff.
+template <class S, int NMAX, StepShape SHAPE, bool LAST_SWEEP_TESTS = SHAPE == StepShape::latency>
 __device__ SolveInfo solve_in_shared(const Args<S>& args, index_t b, char* smem, int lane) {
   static_assert(NMAX <= 32, "n > 32: solve_in_pairs");
   using R = real_of<S>;
   using Layout = GroupLayout<S, NMAX>;
   constexpr int THREADS = shared_threads(NMAX, SHAPE);
-  constexpr bool mid_sweep_tests = SHAPE == StepShape::latency;
   const bool warm = args.warm_start != nullptr;
   const bool want_v = warm || args.vectors != nullptr;
   char* p = smem;
@@ -473,7 +477,7 @@ __device__ SolveInfo solve_in_shared(const Args<S>& args, index_t b, char* smem,
     if (!tested) off = off_norm();
     if (off <= target || sweeps == args.max_sweeps) break;
     ++sweeps;
-    const bool test_steps = mid_sweep_tests && off <= R(kLastSweepsOff) * target;
+    const bool test_steps = LAST_SWEEP_TESTS && off <= R(kLastSweepsOff) * target;
     for (int step = 0; step < m - 1; ++step) {
       const int x = min(k_first, k_second), y = max(k_first, k_second);  // pair k, and pair l below
       if (items.kind == Items::v_rows) {  // V <- V J_k on one row of each of the item's pairs' columns
