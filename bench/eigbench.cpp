@@ -16,6 +16,7 @@
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cmath>
 #include <complex>
@@ -819,8 +820,9 @@ struct Submitters {
 // Throughput with many host submitters: `threads` threads submit the matrices of a cold batch (in
 // device memory) to a persistent solver in items of `matrices_per_submit`, `rounds` times over (each
 // pass rewrites the same outputs with the same results, so only the last is checked); against the
-// batched kernel on the same batch. The rounds make a run long enough that starting the threads and
-// the first and last items' trips across PCIe do not decide it. The ring holds every item of a run,
+// batched kernel on the same batch. The threads start before the clock. At the default 8 rounds a
+// float 8 run lasts about 0.5 ms, of which the first and last items' trips take about 15%; more
+// rounds measure the steady rate (bench/results/2026-11-26-h200-submitters-run-length.md). The ring holds every item of a run,
 // so a submit never waits for room, and the rate of the submits alone (until the last returned) shows
 // whether the host or the device limits.
 template <class T>
@@ -865,10 +867,17 @@ json submitters_case(Context& ctx, int n, index_t count, const Submitters& how) 
   const std::uint64_t run_items = std::uint64_t(items * how.rounds);
   for (int r = 0; r <= ctx.repeat; ++r) {
     clear_info();
-    const auto t0 = std::chrono::steady_clock::now();
+    // The threads are started before the clock and wait for `go`: a stream's submitters live long,
+    // and starting them is no part of the solver's rate.
+    std::chrono::steady_clock::time_point t0;
+    std::atomic<bool> go{false};
+    const auto wait_for_go = [&] {
+      while (!go.load(std::memory_order_acquire)) std::this_thread::yield();
+    };
     std::thread watch;
     if (r == ctx.repeat)
       watch = std::thread([&, first = std::uint64_t(r) * run_items] {
+        wait_for_go();
         std::vector<bool> done(run_items);
         std::uint64_t finished = 0;
         while (finished < run_items) {
@@ -884,6 +893,8 @@ json submitters_case(Context& ctx, int n, index_t count, const Submitters& how) 
     for (int t = 0; t < how.threads; ++t)
       pool.emplace_back([&, t] {
         std::vector<eigstream::cuda::Ticket> tickets;
+        tickets.reserve(std::size_t(run_items));
+        wait_for_go();
         for (int round = 0; round < how.rounds; ++round)
           for (index_t k = t; k < items; k += how.threads) {
             const index_t first = k * per_item;
@@ -898,6 +909,8 @@ json submitters_case(Context& ctx, int n, index_t count, const Submitters& how) 
         submitted_us[std::size_t(t)] = microseconds_since(t0);
         for (const auto& ticket : tickets) solver.wait(ticket);  // items finish in any order
       });
+    t0 = std::chrono::steady_clock::now();
+    go.store(true, std::memory_order_release);
     for (auto& th : pool) th.join();
     const double seconds = microseconds_since(t0) * 1e-6;
     if (watch.joinable()) watch.join();
