@@ -350,7 +350,7 @@ __device__ bool ticket_drained(const PersistentEvdArgs<T>& args, const std::uint
 // unfinished). An add past the last matrix takes nothing. Each slot's `finished` word counts its
 // item's finished (low 32 bits) and cancelled (high 32 bits) matrices, a claim's at once; the
 // consumer that finishes the last resets it and releases the slot.
-constexpr int kCountBits = 20;  // below: the matrix count; above: the position + 1 (0: no item)
+constexpr int kCountBits = cuda::detail::kItemCountBits;  // below: the matrix count; above: the position + 1 (0: no item)
 // Adds land past an item's end at most once per consumer and item, each of at most 64 matrices (float
 // at NMAX = 4: a block of 256 threads, 3 to an SM; 32 for the other scalars, 16 blocks of 128 to an
 // SM), so there is room for 2^13 consumers: 2^9 SMs.

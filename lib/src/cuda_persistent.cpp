@@ -285,6 +285,9 @@ std::optional<Ticket> PersistentSolver<T>::submit(const EvdItem<T>& item, Submit
     ~Guard() { --count; }
   } guard(shard.count);
   if (!s.accepting) invalid(std::string(op) + ": the solver has been shut down");
+  if (__atomic_load_n(s.host_tail, __ATOMIC_RELAXED) >= detail::kMaxPositions)
+    invalid(std::string(op) + ": the solver has handed out every position its ring can name (" +
+            std::to_string(detail::kMaxPositions) + "); submit to a new PersistentSolver");
 
   auto last_check = Clock::now();
   const auto wait_for_room = [&] {

@@ -33,13 +33,15 @@ __device__ __forceinline__ void store_release_system(std::uint64_t* p, std::uint
 
 // Queues `item` (sizes are not checked here: n <= max_n, count in [1, kMaxItemMatrices], info and
 // values must be set, and strides as EvdItem says when count > 1). Returns
-// false, queuing nothing, when the ring is full or the solver is shutting down.
+// false, queuing nothing, when the ring is full or the solver is shutting down, and for good once
+// the device ring has handed out detail::kMaxPositions positions (a new solver takes over then).
 template <class T>
 __device__ bool try_submit(const DeviceQueue<T>& queue, const EvdItem<T>& item, std::uint64_t* position) {
   if (*reinterpret_cast<const volatile int*>(queue.run_state) != detail::kRunning) return false;
   const detail::Ring<T>& ring = queue.ring;
   unsigned long long* tail = reinterpret_cast<unsigned long long*>(ring.tail);
   std::uint64_t t = *reinterpret_cast<volatile std::uint64_t*>(ring.tail);
+  if (t >= detail::kMaxPositions) return false;
   for (;;) {
     detail::RingSlot<T>& slot = ring.slots[t & (ring.capacity - 1)];
     const std::uint64_t state = detail::load_acquire_system(&slot.state);

@@ -58,6 +58,15 @@ namespace detail {
 
 inline constexpr std::uint64_t kCancelledBit = std::uint64_t(1) << 63;
 
+// The positions a ring can hand out. The kernel names an item in one 64-bit word by its position and
+// a count of its matrices, in kItemCountBits bits (kernels/jacobi_evd_persistent.cu, item_word), so
+// positions must stay below 2^(64 - kItemCountBits) = 2^44: 20 days at 10 million items a second.
+// Submits refuse once a ring's tail has reached kMaxPositions, 2^32 short of that, which leaves room
+// for every submit that passed the test at the same time.
+inline constexpr int kItemCountBits = 20;
+inline constexpr std::uint64_t kMaxPositions =
+    (std::uint64_t(1) << (64 - kItemCountBits)) - (std::uint64_t(1) << 32);
+
 template <class T>
 struct alignas(64) RingSlot {
   std::uint64_t state;
