@@ -243,8 +243,8 @@ struct StepItems {
   int k = 0, l = 0;  // the item's pairs: V's first pair k, A's block (k, l) or pair k's diagonal block
   int row = 0;       // V's row
   int pair_stride = 0;  // G, the distance between a V item's pairs
-  int owned = 0;        // the next step's rotations the item computes (0, 1 or 2)
-  detail::NextPair own[2];
+  int owned = 0;        // a block item's next-step rotations in the throughput shape (0, 1 or 2)
+  detail::NextPair own[2];  // those, or a rotation item's one
 
   __device__ StepItems(int t, int m, int v_threads, int block_threads) {
     const int half = m / 2;
@@ -258,7 +258,7 @@ struct StepItems {
       t -= block_threads + 32;
       if (t >= half || half < 2) return;
       const detail::NextPairSource source = detail::next_pair_source(t, half);
-      kind = rotation, k = source.k, l = source.l, owned = 1;
+      kind = rotation, k = source.k, l = source.l;
       own[0] = {source.u_second, source.v_second, t};
       return;
     }
