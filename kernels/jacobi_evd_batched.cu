@@ -1,8 +1,8 @@
 // Batched two-sided Jacobi EVD of small Hermitian matrices (n <= 64), the whole solve in one launch;
 // the per-matrix solves are in jacobi_evd_solve.cuh. The mapping is chosen per size and type in
 // launch_evd_batched:
-//  - registers (n <= 32; see kSharedSolve): NMAX lanes per matrix, 128 / NMAX matrices per block of
-//    128 threads;
+//  - registers (n <= 32; see kSharedSolve): NMAX lanes per matrix, in blocks of 128 threads (32 at
+//    NMAX = 8: kRegisterBlockThreads);
 //  - shared memory, a block of evd::shared_threads(NMAX, throughput) per matrix: complex double at
 //    16 < n <= 32, and warm starts of complex float at 8 < n <= 32 and of float at 16 < n <= 32;
 //  - pairs (n > 32): a block of 256 threads per matrix, jacobi_evd_pairs.cuh.
@@ -69,11 +69,18 @@ cudaError_t launch_pairs(const Args<S>& args, cudaStream_t stream) {
   return cudaGetLastError();
 }
 
-// The register mapping: NMAX lanes per matrix, 128 / NMAX matrices per block; a kernel for cold
-// solves (WARM false) and one for warm starts.
+// The register mapping: NMAX lanes per matrix, kRegisterBlockThreads / NMAX matrices per block; a
+// kernel for cold solves (WARM false) and one for warm starts. At NMAX = 8 a block is one warp: in
+// blocks of 128 a warm batch of 1024 matrices took 64 blocks, half the SMs; in warps it takes every
+// SM, and back to back ran 1-2% faster at float and complex float 8 and 6% at double 8, with cold
+// batches as fast. At NMAX = 4 warps did not pay (H200,
+// bench/results/2026-11-26-h200-register-block-threads.md).
+template <int NMAX>
+inline constexpr int kRegisterBlockThreads = NMAX == 8 ? 32 : 128;
+
 template <class S, int NMAX, bool WARM>
 __device__ __forceinline__ void solve_group_in_registers(const Args<S>& args) {
-  constexpr int kGroups = 128 / NMAX;
+  constexpr int kGroups = kRegisterBlockThreads<NMAX> / NMAX;
   __shared__ evd::RegisterScratch<S, NMAX> scratch[kGroups];
   extern __shared__ __align__(16) char warm_smem[];  // kGroups * kRegisterWarmScalars<NMAX> scalars with a warm start
   const int group = threadIdx.x / NMAX;
@@ -98,7 +105,7 @@ inline constexpr int kRegisterBlocksPerSm = std::is_same_v<S, float> && NMAX == 
                                                                                         : 0;
 
 template <class S, int NMAX, bool WARM>
-__global__ void __launch_bounds__(128) evd_registers_kernel(Args<S> args) {
+__global__ void __launch_bounds__(kRegisterBlockThreads<NMAX>) evd_registers_kernel(Args<S> args) {
   solve_group_in_registers<S, NMAX, WARM>(args);
 }
 template <class S, int NMAX, bool WARM>
@@ -113,13 +120,13 @@ constexpr auto registers_kernel() {
 
 template <class S, int NMAX, bool WARM>
 cudaError_t launch_registers(const Args<S>& args, cudaStream_t stream) {
-  constexpr int kGroups = 128 / NMAX;
+  constexpr int kGroups = kRegisterBlockThreads<NMAX> / NMAX;
   const std::size_t bytes = WARM ? sizeof(S) * kGroups * evd::kRegisterWarmScalars<NMAX> : 0;
   auto kernel = registers_kernel<S, NMAX, WARM>();
   cudaError_t status = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(bytes));
   if (status != cudaSuccess) return status;
   const index_t blocks = (args.count + kGroups - 1) / kGroups;
-  kernel<<<unsigned(blocks), 128, bytes, stream>>>(args);
+  kernel<<<unsigned(blocks), kRegisterBlockThreads<NMAX>, bytes, stream>>>(args);
   return cudaGetLastError();
 }
 
