@@ -893,7 +893,7 @@ json submitters_case(Context& ctx, int n, index_t count, const Submitters& how) 
     for (int t = 0; t < how.threads; ++t)
       pool.emplace_back([&, t] {
         std::vector<eigstream::cuda::Ticket> tickets;
-        tickets.reserve(std::size_t(run_items));
+        tickets.reserve(std::size_t(run_items / std::uint64_t(how.threads) + 1));
         wait_for_go();
         for (int round = 0; round < how.rounds; ++round)
           for (index_t k = t; k < items; k += how.threads) {

@@ -23,7 +23,7 @@ using evd::GroupLayout;
 
 // The shared-memory mapping: a block of evd::shared_threads(NMAX, throughput) per matrix, compiled for
 // kSharedBlocksPerSm blocks an SM at n <= 32 (56 registers, 72 in complex double, with a little spill
-// there). Left to itself the compiler took 64-96 registers, which fit only 2-3 blocks an SM; warm
+// there and in the warm complex float 32 kernel: 76 and 54 bytes). Left to itself the compiler took 64-96 registers, which fit only 2-3 blocks an SM; warm
 // batches then ran 4-14% slower (H100, 2026-11-23, bench/results/2026-11-23-shared-step-rotations-once.md).
 template <class S, int NMAX>
 inline constexpr int kSharedBlocksPerSm = NMAX == 32 ? (sizeof(S) == 16 ? 3 : 4) : 1;
@@ -109,7 +109,8 @@ __global__ void __launch_bounds__(kRegisterBlockThreads<NMAX>) evd_registers_ker
   solve_group_in_registers<S, NMAX, WARM>(args);
 }
 template <class S, int NMAX, bool WARM>
-__global__ void __launch_bounds__(128, (kRegisterBlocksPerSm<S, NMAX>)) evd_registers_capped_kernel(Args<S> args) {
+__global__ void __launch_bounds__(kRegisterBlockThreads<NMAX>, (kRegisterBlocksPerSm<S, NMAX>))
+    evd_registers_capped_kernel(Args<S> args) {
   solve_group_in_registers<S, NMAX, WARM>(args);
 }
 template <class S, int NMAX, bool WARM>

@@ -10,8 +10,8 @@
 //
 // Algorithm (seed 001): parallel round-robin ordering (eq. 7), n/2 disjoint rotations per step.
 // Per-matrix convergence test off(A) <= tol * ||A||_F at the start of every sweep (and, for the
-// persistent solver's block per item and the batched kernel's warm starts, every second step of a
-// sweep that starts near the target: kLastSweepsOff), and early exit.
+// persistent solver's block per item and the batched kernel's warm starts on this solve but complex
+// double's, every second step of a sweep that starts near the target: kLastSweepsOff), and early exit.
 // Rotations below tol * ||A||_F / n are skipped. Warm start: B = V0^H A V0 formed on chip, sweeps on
 // B, V = V0 J, then one Newton-Schulz step V <- V (3I - V^H V) / 2, which takes V^H V - I = E to
 // O(E^2): V0 J is only as orthonormal as V0, so without it a chain of warm starts (each V the next

@@ -112,8 +112,9 @@ class PersistentSolver {
   // Queues one item; thread-safe. Its sizes are checked here (Error invalid_argument), its data on
   // the GPU (a NaN or non-Hermitian matrix gets its info[i].invalid_input and NaN outputs; the other
   // matrices of the item are solved). A full ring makes SubmitMode::wait wait and SubmitMode::fail
-  // return no ticket. Throws Error(invalid_argument) after shutdown and Error(cuda) once the kernel
-  // has failed.
+  // return no ticket. Throws Error(invalid_argument) after shutdown and once the ring has handed out
+  // detail::kMaxPositions positions (2^44 - 2^32: a new solver takes over), and Error(cuda) once the
+  // kernel has failed.
   std::optional<Ticket> submit(const EvdItem<T>& item, SubmitMode mode = SubmitMode::wait);
 
   ItemState poll(const Ticket& ticket) const;

@@ -34,7 +34,8 @@ __device__ __forceinline__ void store_release_system(std::uint64_t* p, std::uint
 // Queues `item` (sizes are not checked here: n <= max_n, count in [1, kMaxItemMatrices], info and
 // values must be set, and strides as EvdItem says when count > 1). Returns
 // false, queuing nothing, when the ring is full or the solver is shutting down, and for good once
-// the device ring has handed out detail::kMaxPositions positions (a new solver takes over then).
+// the device ring has handed out detail::kMaxPositions positions (a new solver takes over then): a
+// caller that retries on false should give up once the queue's ring tail has reached that.
 template <class T>
 __device__ bool try_submit(const DeviceQueue<T>& queue, const EvdItem<T>& item, std::uint64_t* position) {
   if (*reinterpret_cast<const volatile int*>(queue.run_state) != detail::kRunning) return false;
