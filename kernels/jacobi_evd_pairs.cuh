@@ -64,7 +64,7 @@ struct PairsLayout {
   static constexpr std::size_t rot = sizeof(RotationSE<S>) * pairs::kPairs;
   static constexpr std::size_t values = align16(sizeof(R) * pairs::kNmax);
   static constexpr std::size_t order = align16(sizeof(int) * pairs::kNmax);
-  static constexpr std::size_t scratch = align16(sizeof(double) * pairs::kWarps);
+  static constexpr std::size_t scratch = align16(sizeof(double) * 2 * pairs::kWarps);  // ThreadGroup::sum2's
   static constexpr std::size_t small = diag + apq + rot + values + order + scratch;
   static constexpr std::size_t bytes(bool warm) { return (warm ? 2 : 1) * region + small; }
 };
@@ -145,8 +145,7 @@ __device__ SolveInfo solve_in_pairs(const Args<S>& args, index_t b, char* smem, 
     norm2 += abs2(x);
     A[i + j * kLda] = i > j ? x : i == j ? from_real<S>(re(x)) : conj(xt);
   }
-  defect2 = g.sum(defect2);
-  norm2 = g.sum(norm2);
+  g.sum2(defect2, norm2);
   if (!(sqrt(defect2) <= args.symmetry_tol * sqrt(norm2))) return write_invalid(args, b, tid, kThreads);
 
   // V in registers: columns x_k = k and y_k = 63 - k (step 0) of rows warp + 8 r; the identity, or
