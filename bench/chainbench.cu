@@ -3,9 +3,14 @@
 // parameters (rotation_of, each scalar type, each call fed the last one's result), a shared-memory
 // load whose address is the last load's value, a block barrier, and a warp's five-shuffle sum. Each is
 // timed over many repetitions in a block of one warp and in one of nine warps (the shared-memory
-// solve's block at NMAX = 32), and printed in cycles per repetition.
+// solve's block at NMAX = 32), and printed in cycles per repetition. Then, for one matrix spread over
+// a cluster of blocks (2, 4 and 8 blocks of 256 threads): a cluster barrier, a dependent load from the
+// next block's shared memory, and a broadcast round (every thread stores a value into each block's
+// shared memory, a cluster barrier, each reads what its peers stored, and a second barrier before the
+// next round may overwrite it), the exchange a step of a cluster-wide Jacobi solve would wait on.
 //
 //     chainbench [--repeat N]
+#include <cooperative_groups.h>
 #include <cuda_runtime.h>
 
 #include <cstdio>
@@ -71,6 +76,44 @@ __global__ void chains(long long* cycles, double* sink, int repeat) {
     for (int k = 0; k < kTimings; ++k) cycles[k] = t[k];
 }
 
+enum ClusterTiming { kClusterBarrier, kRemoteLoad, kBroadcastRound, kClusterTimings };
+const char* const kClusterNames[kClusterTimings] = {"cluster barrier", "dependent load from the next block's shared memory",
+                                                    "broadcast round (store to every block, barrier, read, barrier)"};
+
+__global__ void cluster_chains(long long* cycles, double* sink, int repeat) {
+  namespace cg = cooperative_groups;
+  cg::cluster_group cluster = cg::this_cluster();
+  __shared__ int next[1024];
+  __shared__ float inbox[8][256];
+  const int lane = threadIdx.x, rank = int(cluster.block_rank()), blocks = int(cluster.num_blocks());
+  for (int i = lane; i < 1024; i += blockDim.x) next[i] = (i * 7 + 1) % 1024;
+  cluster.sync();
+  long long t[kClusterTimings];
+  long long start = clock64();
+  for (int i = 0; i < repeat; ++i) cluster.sync();
+  t[kClusterBarrier] = clock64() - start;
+  const int* peer_next = cluster.map_shared_rank(next, (rank + 1) % blocks);
+  int at = lane;
+  start = clock64();
+  for (int i = 0; i < repeat; ++i) at = peer_next[at];
+  t[kRemoteLoad] = clock64() - start;
+  cluster.sync();
+  float x = float(at);
+  start = clock64();
+  for (int i = 0; i < repeat; ++i) {
+    for (int peer = 0; peer < blocks; ++peer) cluster.map_shared_rank(&inbox[0][0], peer)[rank * 256 + lane] = x;
+    cluster.sync();
+    float sum = 0;
+    for (int peer = 0; peer < blocks; ++peer) sum += inbox[peer][lane];
+    x = sum * 0.5f;
+    cluster.sync();  // nobody overwrites an inbox before its owner has read it
+  }
+  t[kBroadcastRound] = clock64() - start;
+  sink[rank * 256 + lane] = x;
+  if (lane == 0 && rank == 0)
+    for (int k = 0; k < kClusterTimings; ++k) cycles[k] = t[k];
+}
+
 bool check(cudaError_t status, const char* what) {
   if (status == cudaSuccess) return true;
   std::fprintf(stderr, "chainbench: %s: %s\n", what, cudaGetErrorString(status));
@@ -86,7 +129,8 @@ int main(int argc, char** argv) {
       std::printf("usage: chainbench [--repeat N]\n"
                   "Prints, in clock cycles, the latency of a Jacobi rotation's parameters (each scalar type), a\n"
                   "dependent shared-memory load, a block barrier and a warp's five-shuffle sum, each timed over N\n"
-                  "repetitions (default 1000) in a block of 32 threads and in one of 288.\n");
+                  "repetitions (default 1000) in a block of 32 threads and in one of 288; then a cluster barrier, a\n"
+                  "load from another block's shared memory and a broadcast round, in clusters of 2, 4 and 8 blocks.\n");
       return 0;
     }
     if (std::strcmp(argv[i], "--repeat") == 0) {
@@ -103,7 +147,7 @@ int main(int argc, char** argv) {
   long long* cycles = nullptr;
   double* sink = nullptr;
   if (!check(cudaMallocManaged(&cycles, sizeof(long long) * kTimings), "cudaMallocManaged") ||
-      !check(cudaMalloc(&sink, sizeof(double) * 1024), "cudaMalloc"))
+      !check(cudaMalloc(&sink, sizeof(double) * 2048), "cudaMalloc"))
     return 1;
   std::printf("# %s: cycles per repetition, %d repetitions\n\n| | 32 threads | 288 threads |\n| --- | ---: | ---: |\n",
               prop.name, repeat);
@@ -116,6 +160,23 @@ int main(int argc, char** argv) {
       for (int k = 0; k < kTimings; ++k) per[b][k] = double(cycles[k]) / repeat;
     }
   for (int k = 0; k < kTimings; ++k) std::printf("| %s | %.1f | %.1f |\n", kNames[k], per[0][k], per[1][k]);
+  std::printf("\n| cluster of blocks of 256 threads | 2 blocks | 4 blocks | 8 blocks |\n| --- | ---: | ---: | ---: |\n");
+  double cluster_per[3][kClusterTimings];
+  for (int c = 0; c < 3; ++c) {
+    cudaLaunchConfig_t config{};
+    cudaLaunchAttribute attribute{};
+    attribute.id = cudaLaunchAttributeClusterDimension;
+    attribute.val.clusterDim.x = unsigned(2 << c), attribute.val.clusterDim.y = 1, attribute.val.clusterDim.z = 1;
+    config.gridDim = dim3(unsigned(2 << c)), config.blockDim = dim3(256), config.attrs = &attribute, config.numAttrs = 1;
+    for (int pass = 0; pass < 2; ++pass) {
+      if (!check(cudaLaunchKernelEx(&config, cluster_chains, cycles, sink, repeat), "cluster launch") ||
+          !check(cudaDeviceSynchronize(), "cluster kernel"))
+        return 1;
+      for (int k = 0; k < kClusterTimings; ++k) cluster_per[c][k] = double(cycles[k]) / repeat;
+    }
+  }
+  for (int k = 0; k < kClusterTimings; ++k)
+    std::printf("| %s | %.1f | %.1f | %.1f |\n", kClusterNames[k], cluster_per[0][k], cluster_per[1][k], cluster_per[2][k]);
   cudaFree(cycles);
   cudaFree(sink);
   return 0;
