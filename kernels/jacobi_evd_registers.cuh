@@ -196,11 +196,14 @@ struct Registers {
     }
     return x;
   }
-  __device__ __forceinline__ R off_norm2_of_row() const {
+  // The row's share of off(A)^2: every entry but its own, whose seat is one-hot in `own`: me_bit at
+  // the start of a sweep, seat_bit() within one.
+  __device__ __forceinline__ unsigned seat_bit() const { return opaque(1u << seat); }
+  __device__ __forceinline__ R off_norm2_of_row(unsigned own) const {
     R sum = 0;
 #pragma unroll
     for (int j = 0; j < NMAX; ++j)
-      if (!is_me(j)) sum += abs2(a[j]);
+      if (!((own >> j) & 1u)) sum += abs2(a[j]);
     return sum;
   }
 

@@ -11,7 +11,8 @@
 // Algorithm (seed 001): parallel round-robin ordering (eq. 7), n/2 disjoint rotations per step.
 // Per-matrix convergence test off(A) <= tol * ||A||_F at the start of every sweep (and, for the
 // persistent solver's block per item and the batched kernel's warm starts on this solve but complex
-// double's, every second step of a sweep that starts near the target: kLastSweepsOff), and early exit.
+// double's, and some of the register solve's, every second step of a sweep that starts near the
+// target: kLastSweepsOff), and early exit.
 // Rotations below tol * ||A||_F / n are skipped. Warm start: B = V0^H A V0 formed on chip, sweeps on
 // B, V = V0 J, then one Newton-Schulz step V <- V (3I - V^H V) / 2, which takes V^H V - I = E to
 // O(E^2): V0 J is only as orthonormal as V0, so without it a chain of warm starts (each V the next
@@ -347,9 +348,10 @@ __device__ __forceinline__ void group_product(const S* X, int ldx, const S* Y, i
 //  - the batched kernel's warm starts, a block per matrix, where a block that stops early makes room
 //    for the next: warm batches of float 32 and complex float 32 ran 3-5% faster (but complex double
 //    5.5% slower: kLastSweepTests in jacobi_evd_batched.cu; bench/results/2026-11-26-h200-last-sweep-tests.md).
-// Not in the batched register solve, whose warps wait for their slowest matrix anyway (the same
-// file of 2026-11-25), nor in cold batches: compiled into the cold complex double 32 kernel, the
-// tests' code alone made it spill more and run 2.5% slower.
+//  - the register solve's warm starts where its step is long beside a test (kRegisterLastSweepTests);
+//    its warps wait for their slowest matrix, so elsewhere the tests only cost.
+// Not in cold batches: compiled into the cold complex double 32 kernel, the tests' code alone made it
+// spill more and run 2.5% slower.
 inline constexpr double kLastSweepsOff = 100;
 
 // Solves matrix b of `args` (n <= NMAX) on the shared_threads(NMAX, SHAPE) threads of a block (lane =
@@ -597,6 +599,16 @@ struct RegisterScratch {
   int rank[NMAX];
 };
 
+// Whether the register solve's warm starts test convergence every second step of a sweep that starts
+// within kLastSweepsOff of the target. Where NMAX lanes hold several matrices, a warp goes on until
+// its last matrix stops, and the tests paid only at complex float 8: warm batches of 1024 ran 6-8%
+// faster there (H100 and H200). At float 4 and 8, double 4 and 8 and complex double 8 they cost
+// 1-13%; at n = 16 they gained 5-13% in one build on an H100 and lost 1-2% in another on an H200,
+// where they also made the persistent solver's double 16 kernel 5% slower
+// (bench/results/2026-11-26-register-last-sweep-tests.md).
+template <class S, int NMAX>
+inline constexpr bool kRegisterLastSweepTests = std::is_same_v<S, Cx<float>> && NMAX == 8;
+
 // The shared memory of a register solve's warm start, in scalars: V0 and the product A V0, each
 // NMAX x (NMAX + 1).
 template <int NMAX>
@@ -701,15 +713,23 @@ __device__ __forceinline__ SolveInfo solve_in_registers(const Args<S>& args, ind
   // The rotation buffer of the next step. It alternates across sweep boundaries too: a sweep has an
   // odd number of steps, and nothing between two sweeps orders one's reads before the next's writes.
   unsigned buffer = 0;
+  auto off_norm = [&](unsigned own) { return sqrt(registers::group_sum<NMAX>(mask, m.off_norm2_of_row(own))); };
+  bool tested = false;  // off holds off(A), from a test within the sweep
   for (;;) {
-    off = sqrt(registers::group_sum<NMAX>(mask, m.off_norm2_of_row()));
+    if (!tested) off = off_norm(m.me_bit);
     if (off <= target || sweeps == args.max_sweeps) break;
     ++sweeps;
     const auto& schedule = registers::kSchedule<NMAX>.entry;
-    if (v0)  // the row phase first for warm starts (Registers::step); a cold solve is the same everywhere
-      for (int step = 0; step < NMAX - 1; ++step, buffer ^= 1u)
+    if (v0) {  // the row phase first for warm starts (Registers::step); a cold solve is the same everywhere
+      const bool test_steps = kRegisterLastSweepTests<S, NMAX> && off <= R(kLastSweepsOff) * target;
+      for (int step = 0; step < NMAX - 1; ++step, buffer ^= 1u) {
         m.template step<true>(scratch.rot[buffer], schedule[step + 1 < NMAX - 1 ? step + 1 : 0][lane], negligible2);
-    else
+        if (test_steps && step % 2 == 1 && (off = off_norm(m.seat_bit())) <= target) {  // the loop's test stops the solve
+          tested = true;
+          break;
+        }
+      }
+    } else
       for (int step = 0; step < NMAX - 1; ++step, buffer ^= 1u)
         m.template step<false>(scratch.rot[buffer], schedule[step + 1 < NMAX - 1 ? step + 1 : 0][lane], negligible2);
   }
