@@ -151,6 +151,16 @@ __device__ __forceinline__ unsigned opaque(unsigned x) {
   return y;
 }
 
+// The order of a step's phases (Registers::step). A cold solve takes the column phase first; a
+// warm start the row phase first (J^H (A J) = (J^H A) J), so that its shuffles overlap the rotations'
+// trip through shared memory: faster where a warp's steps are the critical path (warm batches of
+// 1024), slower in some cold batches (bench/results/2026-11-25-h100-register-schedule.md). Pipelined,
+// a warm step also computes the next step's rotation of the row's pair: the one entry it needs,
+// a(row, next partner), is rotated on its own right after the row phase, so that its chain to
+// rotation_of (about 200 cycles) runs beside the column phase instead of after it (where that pays:
+// evd::kPipelinedSteps).
+enum class StepOrder { columns_first, rows_first, pipelined };
+
 template <class S, int NMAX>
 struct Registers {
   using R = real_of<S>;
@@ -180,21 +190,35 @@ struct Registers {
       if (is_me(j)) x = a[j];
     d = re(x);
   }
-  // a(seat, seat + 1), for an even seat: by groups of four seat pairs, a tree of three selections on
-  // the low two bits of the pair's index within each group, and a chain over the groups on the rest
-  // (the bits opaque). A whole tree took more registers, and spilled.
-  __device__ __forceinline__ S partner_entry() const {
-    const unsigned pair = opaque(unsigned(seat) >> 1);
+  // a[2 pair + SECOND] for a run-time seat pair: by groups of four seat pairs, a tree of three
+  // selections on the low two bits of the pair's index within each group, and a chain over the groups
+  // on the rest (the bits opaque). A whole tree took more registers, and spilled.
+  template <int SECOND>
+  __device__ __forceinline__ S entry_of_pair(unsigned pair) const {
+    pair = opaque(pair);
     constexpr int kGroup = NMAX / 2 < 4 ? NMAX / 2 : 4;
     const bool bit0 = pair & 1u, bit1 = (pair >> 1) & 1u;
     S x = from_real<S>(R(0));
 #pragma unroll
     for (int g = 0; g < NMAX / 2; g += kGroup) {
-      S y = bit0 ? a[2 * g + 3] : a[2 * g + 1];
-      if constexpr (kGroup == 4) y = bit1 ? (bit0 ? a[2 * g + 7] : a[2 * g + 5]) : y;
+      S y = bit0 ? a[2 * g + 2 + SECOND] : a[2 * g + SECOND];
+      if constexpr (kGroup == 4) y = bit1 ? (bit0 ? a[2 * g + 6 + SECOND] : a[2 * g + 4 + SECOND]) : y;
       x = pair / kGroup == unsigned(g / kGroup) ? y : x;
     }
     return x;
+  }
+  // a(seat, seat + 1), for an even seat.
+  __device__ __forceinline__ S partner_entry() const { return entry_of_pair<1>(unsigned(seat) >> 1); }
+
+  // The rotation of the row's seat pair, from the even seat's a(p, q) and both diagonal entries:
+  // both seats compute it (rotation_of rounds alike in every thread), so each has it, and its new
+  // diagonal entry, at once.
+  __device__ __forceinline__ Rot<S> pair_rotation(R negligible2) const {
+    const bool even = (seat & 1) == 0;
+    const S own_apq = partner_entry();  // meaningful in the even seat
+    const R d_partner = shfl<NMAX>(mask, d, partner);
+    const S partner_apq = shfl<NMAX>(mask, own_apq, partner);
+    return rotation_of(even ? d : d_partner, even ? d_partner : d, even ? own_apq : partner_apq, negligible2);
   }
   // The row's share of off(A)^2: every entry but its own, whose seat is one-hot in `own`: me_bit at
   // the start of a sweep, seat_bit() within one.
@@ -233,32 +257,42 @@ struct Registers {
   // One step: rotations of all seat pairs (2k, 2k+1), then the tournament move. `rot` holds the
   // step's NMAX / 2 rotations in shared memory (the caller alternates two buffers from step to step,
   // so that one barrier a step suffices); `next` is the lane's schedule entry for the next step
-  // (Schedule). ROWS_FIRST: the row phase before the column phase (J^H (A J) = (J^H A) J), so that
-  // its shuffles overlap the rotations' trip through shared memory: faster where a warp's steps are
-  // the critical path (warm batches of 1024), slower in some cold batches, so warm starts take it
-  // and cold solves keep the column phase first, the same in the batched and persistent kernels
-  // (bench/results/2026-11-25-h100-register-schedule.md).
-  template <bool ROWS_FIRST>
-  __device__ __forceinline__ void step(RotationSE<S>* rot, unsigned next, R negligible2) {
-    // Both seats of a pair compute its rotation, from the even seat's a(p, q) and both diagonal
-    // entries (rotation_of rounds alike in every thread), so each has it, and its new diagonal entry,
-    // at once; the even seat alone publishes it for the column phase.
+  // (Schedule). `mine`: the rotation of the row's pair, computed here at the step's start, or, when
+  // pipelined, by the step before (or the caller, for a solve's first) and replaced by the next's.
+  template <StepOrder ORDER>
+  __device__ __forceinline__ void step(RotationSE<S>* rot, unsigned next, R negligible2, Rot<S>& mine) {
     const unsigned pair = unsigned(seat) >> 1;
     const bool even = (seat & 1) == 0;
-    const S own_apq = partner_entry();  // meaningful in the even seat
-    const R d_partner = shfl<NMAX>(mask, d, partner);
-    const S partner_apq = shfl<NMAX>(mask, own_apq, partner);
-    const Rot<S> mine = rotation_of(even ? d : d_partner, even ? d_partner : d, even ? own_apq : partner_apq, negligible2);
+    if constexpr (ORDER != StepOrder::pipelined) mine = pair_rotation(negligible2);
     if (even) store_rotation(&rot[pair], mine.s_e, mine.c);
     d = even ? d - mine.shift : d + mine.shift;
     // A rotated pair's block loses both entries of the row's pair: a(p, q) becomes exactly zero, and
     // the row's own entry is stale anyway (d holds it). One test per pair, on an opaque one-hot
     // mask, after the second phase.
     const unsigned zero_pair = opaque(is_zero(mine.s_e) ? 0u : 1u << pair);
-    if constexpr (ROWS_FIRST) {
+    if constexpr (ORDER == StepOrder::rows_first) {
       rotate_rows(mine);
       __syncwarp(mask);  // every rotation of the step published
       rotate_columns_of(rot);
+    } else if constexpr (ORDER == StepOrder::pipelined) {
+      const int next_partner = int(next >> 8);
+      // The seat the next partner's index sits in now: its column until the move.
+      const unsigned next_column = unsigned(shfl<NMAX>(mask, seat, next_partner));
+      rotate_rows(mine);
+      __syncwarp(mask);  // every rotation of the step published
+      // a(row, next partner) after the column phase, which rotates it with its pair's rotation. Its
+      // column is never the row's own pair's (a pair does not meet twice in a row), so it is not
+      // zeroed below. Meaningful where the row's next seat is even, as partner_entry.
+      const RotationSE<S> r = load_rotation(&rot[next_column >> 1]);
+      S first = entry_of_pair<0>(next_column >> 1), second = entry_of_pair<1>(next_column >> 1);
+      rotate_columns(first, second, r.c, r.s_e);
+      const S own_apq = (next_column & 1u) != 0 ? second : first;
+      const bool next_even = (next & 1u) == 0;
+      const R d_partner = shfl<NMAX>(mask, d, next_partner);
+      const S partner_apq = shfl<NMAX>(mask, own_apq, next_partner);
+      rotate_columns_of(rot);
+      mine = rotation_of(next_even ? d : d_partner, next_even ? d_partner : d, next_even ? own_apq : partner_apq,
+                         negligible2);
     } else {
       __syncwarp(mask);
       rotate_columns_of(rot);
