@@ -601,7 +601,7 @@ struct RegisterScratch {
 
 // Whether the register solve's warm starts test convergence every second step of a sweep that starts
 // within kLastSweepsOff of the target. Where NMAX lanes hold several matrices, a warp goes on until
-// its last matrix stops, and the tests paid only at complex float 8: warm batches of 1024 ran 6-8%
+// its last matrix stops, and the tests paid only at complex float 8: warm batches of 1024 ran 5-8%
 // faster there (H100 and H200). At float 4 and 8, double 4 and 8 and complex double 8 they cost
 // 1-13%; at n = 16 they gained 5-13% in one build on an H100 and lost 1-2% in another on an H200,
 // where they also made the persistent solver's double 16 kernel 5% slower
