@@ -669,7 +669,11 @@ __device__ __forceinline__ SolveInfo solve_in_registers(const Args<S>& args, ind
   // V: identity, or the warm start (padded with the identity); then B = V0^H A V0 in row `lane`.
   const S* v0 = MAY_WARM && args.warm_start ? args.warm_start + b * args.stride_w : nullptr;
   // The products hold no more in registers than the sweeps do (a row of A and one of V): loops over
-  // a register row are unrolled, the others are not, and results build up in a row that is free.
+  // a register row are unrolled, and results build up in a row that is free. The other loops are
+  // unrolled only at NMAX <= 8 (kUnrollProducts), where that made warm batches of 1024 2-3.5% faster
+  // in real types (float 8 3.89-4.01x -> 4.08-4.11x cuSOLVER back to back; H100,
+  // bench/results/2026-11-26-h100-register-products-unrolled.md).
+  constexpr int kUnrollProducts = NMAX <= 8 ? NMAX : 1;
   if (v0) {
     // V0's row `lane` into V's registers, every load in flight at once (the lanes read down each
     // column), and into shared memory, where the products read it.
@@ -681,7 +685,7 @@ __device__ __forceinline__ SolveInfo solve_in_registers(const Args<S>& args, ind
 #pragma unroll
     for (int j = 0; j < NMAX; ++j) q[lane * kLd + j] = m.v[j];
     __syncwarp(mask);
-#pragma unroll 1
+#pragma unroll kUnrollProducts
     for (int j = 0; j < NMAX; ++j) {  // P = A V0, row `lane`, in two sums (half the dependent chain)
       S even = zero, odd = zero;
 #pragma unroll
@@ -694,7 +698,7 @@ __device__ __forceinline__ SolveInfo solve_in_registers(const Args<S>& args, ind
     __syncwarp(mask);
 #pragma unroll
     for (int j = 0; j < NMAX; ++j) m.a[j] = zero;
-#pragma unroll 1
+#pragma unroll kUnrollProducts
     for (int k = 0; k < NMAX; ++k) {  // B = V0^H P, row `lane`, in A's registers
       const S x = q[k * kLd + lane];
 #pragma unroll
@@ -758,7 +762,7 @@ __device__ __forceinline__ SolveInfo solve_in_registers(const Args<S>& args, ind
 #pragma unroll
     for (int j = 0; j < NMAX; ++j) p[lane * kLd + j] = m.v[j], m.a[j] = zero;
     __syncwarp(mask);
-#pragma unroll 1
+#pragma unroll kUnrollProducts
     for (int k = 0; k < NMAX; ++k) {  // row `lane` of V^H V
       const S x = p[k * kLd + lane];
 #pragma unroll
