@@ -221,7 +221,8 @@ struct Registers {
     return rotation_of(even ? d : d_partner, even ? d_partner : d, even ? own_apq : partner_apq, negligible2);
   }
   // The row's share of off(A)^2: every entry but its own, whose seat is one-hot in `own`: me_bit at
-  // the start of a sweep, seat_bit() within one.
+  // the start of a sweep, seat_bit() within one. (At a sweep's start the two are equal; seat_bit()
+  // there too changed the registers of kernels that never test within a sweep, cold ones included.)
   __device__ __forceinline__ unsigned seat_bit() const { return opaque(1u << seat); }
   __device__ __forceinline__ R off_norm2_of_row(unsigned own) const {
     R sum = 0;
