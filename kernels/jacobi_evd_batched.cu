@@ -1,8 +1,8 @@
 // Batched two-sided Jacobi EVD of small Hermitian matrices (n <= 64), the whole solve in one launch;
 // the per-matrix solves are in jacobi_evd_solve.cuh. The mapping is chosen per size and type in
 // launch_evd_batched:
-//  - registers (n <= 32; see kSharedSolve): NMAX lanes per matrix, in blocks of 128 threads (32 at
-//    NMAX = 8: kRegisterBlockThreads);
+//  - registers (n <= 32; see kSharedSolve): NMAX lanes per matrix (16 for warm starts at NMAX <= 8:
+//    kRegisterGroupLanes), in blocks of 128 threads (32 at NMAX = 8: kRegisterBlockThreads);
 //  - shared memory, a block of evd::shared_threads(NMAX, throughput) per matrix: complex double at
 //    16 < n <= 32, and warm starts of complex float at 8 < n <= 32 and of float at 16 < n <= 32;
 //  - pairs (n > 32): a block of 256 threads per matrix, jacobi_evd_pairs.cuh.
@@ -69,25 +69,35 @@ cudaError_t launch_pairs(const Args<S>& args, cudaStream_t stream) {
   return cudaGetLastError();
 }
 
-// The register mapping: NMAX lanes per matrix, kRegisterBlockThreads / NMAX matrices per block; a
-// kernel for cold solves (WARM false) and one for warm starts. At NMAX = 8 a block is one warp: in
-// blocks of 128 a warm batch of 1024 matrices took 64 blocks, half the SMs; in warps it takes every
-// SM, and back to back ran 1-2% faster at float and complex float 8 and 6% at double 8, with cold
-// batches as fast. At NMAX = 4 warps did not pay (H200,
+// The register mapping: kRegisterGroupLanes lanes per matrix, kRegisterBlockThreads of them per
+// block; a kernel for cold solves (WARM false) and one for warm starts. At NMAX = 8 a block is one
+// warp: in blocks of 128 a warm batch of 1024 matrices (four to a warp) took 64 blocks, half the
+// SMs; in warps it took every SM, and back to back ran 1-2% faster at float and complex float 8 and
+// 6% at double 8, with cold batches as fast. At NMAX = 4 warps did not pay (H200,
 // bench/results/2026-11-26-h200-register-block-threads.md).
 template <int NMAX>
 inline constexpr int kRegisterBlockThreads = NMAX == 8 ? 32 : 128;
 
+// The lanes a matrix takes in the register kernel: NMAX, or for warm starts at NMAX <= 8 sixteen, of
+// which NMAX work, so that two matrices share a warp rather than four or eight. A warm batch of 1024
+// fills the GPU only thinly, and a warp runs until the last of its matrices has converged. Back to
+// back, warm batches of 1024 ran 8-13% faster at n = 4 and 2-4% at n = 8 in all four types; a warp
+// per matrix gained less at n = 4, and lost 3-13% at n = 8 and, at n = 16 (two to a warp already),
+// 17-24% (H200, bench/results/2026-11-27-h200-warm-register-lanes.md).
+template <int NMAX, bool WARM>
+inline constexpr int kRegisterGroupLanes = WARM && NMAX <= 8 ? 16 : NMAX;
+
 template <class S, int NMAX, bool WARM>
 __device__ __forceinline__ void solve_group_in_registers(const Args<S>& args) {
-  constexpr int kGroups = kRegisterBlockThreads<NMAX> / NMAX;
+  constexpr int kLanes = kRegisterGroupLanes<NMAX, WARM>;
+  constexpr int kGroups = kRegisterBlockThreads<NMAX> / kLanes;
   __shared__ evd::RegisterScratch<S, NMAX> scratch[kGroups];
   extern __shared__ __align__(16) char warm_smem[];  // kGroups * kRegisterWarmScalars<NMAX> scalars with a warm start
-  const int group = threadIdx.x / NMAX;
+  const int group = threadIdx.x / kLanes, lane = threadIdx.x % kLanes;
   const index_t b = index_t(blockIdx.x) * kGroups + group;
-  if (b >= args.count) return;  // whole groups leave together; groups sharing a warp use their own masks
-  const unsigned mask = NMAX == 32 ? 0xffffffffu : ((1u << NMAX) - 1u) << (threadIdx.x % 32 / NMAX * NMAX);
-  evd::solve_in_registers<S, NMAX, WARM>(args, b, threadIdx.x % NMAX, mask, scratch[group],
+  if (b >= args.count || lane >= NMAX) return;  // whole groups leave together; groups sharing a warp use their own masks
+  const unsigned mask = NMAX == 32 ? 0xffffffffu : ((1u << NMAX) - 1u) << (threadIdx.x % 32 / kLanes * kLanes);
+  evd::solve_in_registers<S, NMAX, WARM>(args, b, lane, mask, scratch[group],
                                    reinterpret_cast<S*>(warm_smem) + group * evd::kRegisterWarmScalars<NMAX>);
 }
 
@@ -121,7 +131,7 @@ constexpr auto registers_kernel() {
 
 template <class S, int NMAX, bool WARM>
 cudaError_t launch_registers(const Args<S>& args, cudaStream_t stream) {
-  constexpr int kGroups = kRegisterBlockThreads<NMAX> / NMAX;
+  constexpr int kGroups = kRegisterBlockThreads<NMAX> / kRegisterGroupLanes<NMAX, WARM>;
   const std::size_t bytes = WARM ? sizeof(S) * kGroups * evd::kRegisterWarmScalars<NMAX> : 0;
   auto kernel = registers_kernel<S, NMAX, WARM>();
   cudaError_t status = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(bytes));
