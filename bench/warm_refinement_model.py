@@ -1,0 +1,151 @@
+#!/usr/bin/env python3
+"""CPU models (numpy, float32 arithmetic) of two ways to finish a warm start in fewer Jacobi steps.
+
+Both work on eigbench's warm streams: A <- 0.95 A + 0.05 X X^H / L, X = M Z with M a random mixing
+whose column j is scaled by 0.85^j (bench/eigbench.cpp), each step warm-started from the last
+eigenvectors, B = V0^H A V0, and the target off(B) <= eps ||A||_F of the GPU solves.
+
+  estimate   Steps to the target with the parallel round-robin ordering, testing off(B) at each
+             sweep's start only, against stopping at the first step that meets the target, found by
+             following off(B)^2 through the sweep (it falls by exactly 2 |b_pq|^2 a rotation) from a
+             sweep that starts within the estimate's window, off <= target / sqrt(8 eps).
+  products   Refinements by matrix products instead of sweeps: Ogita-Aishima's iteration on V0
+             (float32 throughout), and a simultaneous first-order step on B (every pair whose
+             |b_pq| <= kappa |b_qq - b_pp| at once, made orthonormal exactly), printing off(B) and the
+             orthogonality of V in units of eps after each.
+
+    python3 bench/warm_refinement_model.py estimate 32 complex 32
+    python3 bench/warm_refinement_model.py products 32 complex 8
+
+The arguments are n, real or complex, and L, the snapshots added each step (32: eigbench's warm
+case at n = 32; 8: its latency case). Results: bench/results/2026-11-27-h200-off-estimate-withdrawn.md.
+"""
+import sys
+
+import numpy as np
+
+EPS = float(np.finfo(np.float32).eps)
+
+
+def stream(n, snapshots, cplx, steps, rng):
+    m = rng.standard_normal((n, n)) * 0.85 ** np.arange(n)[None, :]
+    if cplx:
+        m = m + 1j * rng.standard_normal((n, n)) * 0.85 ** np.arange(n)[None, :]
+
+    def block(count):
+        z = rng.standard_normal((n, count)) + (1j * rng.standard_normal((n, count)) if cplx else 0)
+        x = m @ z
+        return x @ x.conj().T / count
+
+    a = block(4 * n)
+    out = []
+    for _ in range(steps):
+        a = 0.95 * a + 0.05 * block(snapshots)
+        out.append(a)
+    return out
+
+
+def round_robin(n):  # the chess tournament: n - 1 steps of n / 2 disjoint pairs (n even)
+    seats = list(range(n))
+    for _ in range(n - 1):
+        yield [tuple(sorted((seats[k], seats[n - 1 - k]))) for k in range(n // 2)]
+        seats = [seats[0], seats[-1]] + seats[1:-1]
+
+
+def off2(b):
+    o = b.astype(np.complex128)
+    np.fill_diagonal(o, 0)
+    return float(np.sum(np.abs(o) ** 2))
+
+
+def rotate(b, p, q):  # the 2 x 2 eigenvectors, the one nearer the identity, applied to rows and columns
+    w, u = np.linalg.eigh(b[np.ix_([p, q], [p, q])].astype(np.complex128))
+    if abs(u[0, 0]) < abs(u[0, 1]):
+        u = u[:, ::-1]
+    u = (u * (np.conj(u[0, 0]) / abs(u[0, 0]))).astype(b.dtype) if np.iscomplexobj(b) else u.real.astype(b.dtype)
+    b[:, [p, q]] = b[:, [p, q]] @ u
+    b[[p, q], :] = u.conj().T @ b[[p, q], :]
+    b[p, q] = b[q, p] = 0
+
+
+def estimate(n, cplx, snapshots, rng):
+    dt = np.complex64 if cplx else np.float32
+    a_list = stream(n, snapshots, cplx, 25, rng)
+    v0 = np.linalg.eigh(a_list[0])[1].astype(dt)
+    at_sweep_end = at_estimate = triggers = false_triggers = 0
+    for a in a_list[1:]:
+        b = (v0.conj().T @ a.astype(dt) @ v0).astype(dt)
+        target2 = (EPS * np.linalg.norm(a)) ** 2
+        negligible2 = target2 / n ** 2
+        steps, stopped = 0, None
+        while off2(b) > target2:
+            start = off2(b)
+            est = np.float32(start) if start * 8 * EPS <= target2 else None
+            for pairs in round_robin(n):
+                steps += 1
+                fallen = np.float32(0)
+                for p, q in pairs:
+                    if abs(b[p, q]) ** 2 > negligible2:
+                        fallen += np.float32(2) * np.float32(abs(b[p, q])) ** 2
+                        rotate(b, p, q)
+                if est is not None and stopped is None:
+                    est = np.float32(est - fallen)
+                    if est <= target2:
+                        triggers += 1
+                        if off2(b) <= target2:
+                            stopped = steps
+                        else:
+                            false_triggers += 1
+                            est = np.float32(off2(b))
+        at_sweep_end += steps
+        at_estimate += stopped if stopped is not None else steps
+        v0 = np.linalg.eigh(a)[1].astype(dt)
+    print(f"n = {n} {'complex' if cplx else 'real'}, L = {snapshots}: steps at a sweep's end {at_sweep_end / 24:.1f} "
+          f"({at_sweep_end / 24 / (n - 1):.2f} sweeps), stopping where the estimate says {at_estimate / 24:.1f} "
+          f"({100 * (1 - at_estimate / at_sweep_end):.0f}% fewer); {triggers} tests, {false_triggers} of them too early")
+
+
+def products(n, cplx, snapshots, rng):
+    dt = np.complex64 if cplx else np.float32
+    a_list = stream(n, snapshots, cplx, 3, rng)
+    a = a_list[-1].astype(dt)
+    scale = EPS * np.linalg.norm(a)
+    v0 = np.linalg.eigh(a_list[-2])[1].astype(dt)
+
+    print(f"n = {n} {'complex' if cplx else 'real'}, L = {snapshots}: off(V0^H A V0) {np.sqrt(off2(v0.conj().T @ a @ v0)) / scale:.2g}")
+
+    # Ogita-Aishima: R = I - X^H X, S = X^H A X, E from them, X <- X + X E.
+    x, history = v0, []
+    for _ in range(4):
+        eye = np.eye(n, dtype=dt)
+        r = eye - x.conj().T @ x
+        s = x.conj().T @ (a @ x)
+        lam = np.diag(s).real / (1 - np.diag(r).real)
+        gap = lam[None, :] - lam[:, None]
+        with np.errstate(divide="ignore", invalid="ignore"):
+            e = np.where(np.abs(gap) > 0, (s + r * lam[None, :]) / gap, r / 2)
+        np.fill_diagonal(e, np.diag(r) / 2)
+        x = (x + x @ e.astype(dt)).astype(dt)
+        b = x.conj().T @ a @ x
+        history.append(f"off {np.sqrt(off2(b)) / scale:.2g} orth {np.linalg.norm(x.conj().T @ x - np.eye(n)) / EPS:.2g}")
+    print("  Ogita-Aishima on V0: " + ", ".join(history))
+
+    # The simultaneous step: E_pq = b_pq / (b_qq - b_pp) where |b_pq| <= kappa |b_qq - b_pp|, X the
+    # orthonormal factor of I + E (exact, in double), B <- X^H B X in float32.
+    b, history = (v0.conj().T @ a @ v0).astype(dt), []
+    for _ in range(4):
+        d = np.diag(b).real
+        gap = d[None, :] - d[:, None]
+        with np.errstate(divide="ignore", invalid="ignore"):
+            e = np.where(np.abs(b) <= 0.1 * np.abs(gap), b / gap, 0)
+        np.fill_diagonal(e, 0)
+        q, rr = np.linalg.qr((np.eye(n) + e).astype(np.complex128 if cplx else np.float64))
+        x = (q * np.sign(np.diag(rr).real)[None, :]).astype(dt)
+        b = (x.conj().T @ b @ x).astype(dt)
+        history.append(f"off {np.sqrt(off2(b)) / scale:.2g}")
+    print("  simultaneous steps on B: " + ", ".join(history))
+
+
+if __name__ == "__main__":
+    what, n, kind, snapshots = sys.argv[1], int(sys.argv[2]), sys.argv[3], int(sys.argv[4])
+    {"estimate": estimate, "products": products}[what](n, kind == "complex", snapshots, np.random.default_rng(1))
