@@ -107,9 +107,12 @@ __device__ __forceinline__ void solve_group_in_registers(const Args<S>& args) {
 // 52 bytes in its warm one, 28 at float 32, 224 at complex float 32), cold batches ran 3%, 7% and 7%
 // faster (H100, bench/results/2026-11-25-register-step.md). Since the step reads the tournament from
 // a table (jacobi_evd_registers.cuh), ptxas reports 8, 16, 16 and 252 bytes of spills there.
+// Warm float 16 is not capped: a warm batch of 1024 takes about one block an SM, and uncapped (115
+// registers, no spills, against 80 and 24 bytes) it ran 3-4% faster (H200,
+// bench/results/2026-11-27-h200-warm-float16-uncapped.md).
 // 0: no cap (any cap, 1 included, changes how the compiler allocates, and spilled elsewhere).
-template <class S, int NMAX>
-inline constexpr int kRegisterBlocksPerSm = std::is_same_v<S, float> && NMAX == 16       ? 6
+template <class S, int NMAX, bool WARM>
+inline constexpr int kRegisterBlocksPerSm = std::is_same_v<S, float> && NMAX == 16 && !WARM ? 6
                                            : std::is_same_v<S, float> && NMAX == 32     ? 4
                                            : std::is_same_v<S, Cx<float>> && NMAX == 32 ? 3
                                                                                         : 0;
@@ -119,13 +122,13 @@ __global__ void __launch_bounds__(kRegisterBlockThreads<NMAX>) evd_registers_ker
   solve_group_in_registers<S, NMAX, WARM>(args);
 }
 template <class S, int NMAX, bool WARM>
-__global__ void __launch_bounds__(kRegisterBlockThreads<NMAX>, (kRegisterBlocksPerSm<S, NMAX>))
+__global__ void __launch_bounds__(kRegisterBlockThreads<NMAX>, (kRegisterBlocksPerSm<S, NMAX, WARM>))
     evd_registers_capped_kernel(Args<S> args) {
   solve_group_in_registers<S, NMAX, WARM>(args);
 }
 template <class S, int NMAX, bool WARM>
 constexpr auto registers_kernel() {
-  if constexpr (kRegisterBlocksPerSm<S, NMAX> > 0) return evd_registers_capped_kernel<S, NMAX, WARM>;
+  if constexpr (kRegisterBlocksPerSm<S, NMAX, WARM> > 0) return evd_registers_capped_kernel<S, NMAX, WARM>;
   else return evd_registers_kernel<S, NMAX, WARM>;
 }
 
