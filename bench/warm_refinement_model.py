@@ -18,7 +18,8 @@ eigenvectors, B = V0^H A V0, and the target off(B) <= eps ||A||_F of the GPU sol
     python3 bench/warm_refinement_model.py products 32 complex 8
 
 The arguments are n, real or complex, and L, the snapshots added each step (32: eigbench's warm
-case at n = 32; 8: its latency case). Results: bench/results/2026-11-27-h200-off-estimate-withdrawn.md.
+case at n = 32; 8: its latency case). It needs numpy (Debian's python3-numpy), which eigstream's
+build and tests do not. Results: bench/results/2026-11-27-h200-off-estimate-withdrawn.md.
 """
 import sys
 
