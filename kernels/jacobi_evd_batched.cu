@@ -4,7 +4,7 @@
 //  - registers (n <= 32; see kSharedSolve): NMAX lanes per matrix (16 for warm starts at NMAX <= 8:
 //    kRegisterGroupLanes), in blocks of 128 threads (32 at NMAX = 8: kRegisterBlockThreads);
 //  - shared memory, a block of evd::shared_threads(NMAX, throughput) per matrix: complex double at
-//    16 < n <= 32, and warm starts of complex float at 8 < n <= 32 and of float at 16 < n <= 32;
+//    16 < n <= 32, and warm starts of complex float at 8 < n <= 16;
 //  - pairs (n > 32): a block of 256 threads per matrix, jacobi_evd_pairs.cuh.
 #include <cuda_runtime.h>
 
@@ -30,8 +30,8 @@ inline constexpr int kSharedBlocksPerSm = NMAX == 32 ? (sizeof(S) == 16 ? 3 : 4)
 
 // Whether the shared-memory solve tests convergence within its last sweeps (evd::kLastSweepsOff):
 // for warm starts (WARM), but not of complex double, whose kernel then spilled 138 bytes, not 76, and
-// whose warm batches of 32 ran 5.5% slower, where float 32 and complex float 32 ran 3-5% faster (H200,
-// bench/results/2026-11-26-h200-last-sweep-tests.md).
+// whose warm batches of 32 ran 5.5% slower, where float 32 and complex float 32 (since moved to the
+// register solve) ran 3-5% faster (H200, bench/results/2026-11-26-h200-last-sweep-tests.md).
 template <class S, bool WARM>
 inline constexpr bool kLastSweepTests = WARM && !std::is_same_v<S, Cx<double>>;
 
@@ -107,12 +107,14 @@ __device__ __forceinline__ void solve_group_in_registers(const Args<S>& args) {
 // 52 bytes in its warm one, 28 at float 32, 224 at complex float 32), cold batches ran 3%, 7% and 7%
 // faster (H100, bench/results/2026-11-25-register-step.md). Since the step reads the tournament from
 // a table (jacobi_evd_registers.cuh), ptxas reports 8, 16, 16 and 252 bytes of spills there.
-// Warm float 16 is not capped: a warm batch of 1024 takes about one block an SM, and uncapped (115
-// registers, no spills, against 80 and 24 bytes) it ran 3-4% faster (H200,
-// bench/results/2026-11-27-h200-warm-float16-uncapped.md).
+// Warm kernels are not capped: a warm batch of 1024 takes about one block an SM at n = 16 and two at
+// n = 32, so a cap only makes them spill. Uncapped, warm float 16 (115 registers, no spills, against
+// 80 and 24 bytes) ran 3-4% faster (H200, bench/results/2026-11-27-h200-warm-float16-uncapped.md), and
+// warm float 32 (138 registers) and complex float 32 (254) no longer spill (kSharedSolve).
 // 0: no cap (any cap, 1 included, changes how the compiler allocates, and spilled elsewhere).
 template <class S, int NMAX, bool WARM>
-inline constexpr int kRegisterBlocksPerSm = std::is_same_v<S, float> && NMAX == 16 && !WARM ? 6
+inline constexpr int kRegisterBlocksPerSm = WARM                                        ? 0
+                                           : std::is_same_v<S, float> && NMAX == 16     ? 6
                                            : std::is_same_v<S, float> && NMAX == 32     ? 4
                                            : std::is_same_v<S, Cx<float>> && NMAX == 32 ? 3
                                                                                         : 0;
@@ -153,14 +155,16 @@ cudaError_t load(Kernel kernel) {
 // The mapping for n <= NMAX <= 32: the register solve, or a block per matrix in shared memory where
 // rows do not fit in registers, or for a warm start where that was faster. The register solve forms
 // B = V0^H A V0 and the closing Newton-Schulz products one row per lane, the block a row per lane of
-// a group of NMAX threads (evd::group_product). On an H200 (bench/results/2026-11-23-batched-shared-step.md), warm-started: the block was
-// 1.6-1.7x faster for complex float at n = 16 and 32 and 1.07-1.23x for float at 32 (registers
-// 1.08-1.35x for float at 16); cold, the register solve was faster in all four (1.35-2.3x). Double
-// keeps the register solve (not measured).
+// a group of NMAX threads (evd::group_product). Warm-started on an H200, the block was 1.6-1.7x
+// faster for complex float at n = 16 and 32 and 1.07-1.23x for float at 32 against the register
+// solve of 2026-11-23 (bench/results/2026-11-23-batched-shared-step.md); against today's (pipelined
+// steps at real n >= 16, warm kernels uncapped) it is 13% faster at complex float 16 only, and the
+// register solve 1.83x faster at float 32 and 1.12x at complex float 32
+// (bench/results/2026-11-27-h200-warm-register-solve-at-32.md). Cold, the register solve was faster
+// in all four (1.35-2.3x). Double keeps the register solve (not measured).
 template <class S, int NMAX, bool WARM>
 inline constexpr bool kSharedSolve =
-    !evd::kRegistersFit<S, NMAX> ||
-    (WARM && ((std::is_same_v<S, Cx<float>> && NMAX >= 16) || (std::is_same_v<S, float> && NMAX == 32)));
+    !evd::kRegistersFit<S, NMAX> || (WARM && std::is_same_v<S, Cx<float>> && NMAX == 16);
 
 template <class S, int NMAX, bool WARM>
 cudaError_t launch_small(const Args<S>& args, cudaStream_t stream) {

@@ -5,8 +5,8 @@
 //  - solve_in_registers (n <= NMAX <= 32): lanes own rows, see jacobi_evd_registers.cuh;
 //  - solve_in_shared (n <= NMAX <= 32): a block, A and V in shared memory, described here: complex
 //    double at 16 < n <= 32 (whose rows do not fit in registers), the batched kernel's warm starts
-//    of complex float at n > 8 and float at n > 16, and the persistent solver's block per item (its
-//    latency shape).
+//    of complex float at 8 < n <= 16, and the persistent solver's block per item (its latency
+//    shape).
 //
 // Algorithm (seed 001): parallel round-robin ordering (eq. 7), n/2 disjoint rotations per step.
 // Per-matrix convergence test off(A) <= tol * ||A||_F at the start of every sweep (and, for the

@@ -142,7 +142,7 @@ TEMPLATE_TEST_CASE("gpu evd: warm starts that stop part way through a sweep", "[
 // the kernel's Newton-Schulz step on every link and on one link in 8 only (Options::reorthonormalise;
 // the chain then ends 7 links after its last step), not the drift the step prevents on the device
 // (eigbench's latency case chains 10000 items on the device: 2026-11-25-h100-reorthonormalise-every.md).
-// All three solves: registers (n = 16 float), shared (warm complex float, float 32) and pairs (48).
+// All three solves: registers (float, and complex float 32), shared (warm complex float 16) and pairs (48).
 TEMPLATE_TEST_CASE("gpu evd: a chain of 3000 warm starts stays orthonormal and accurate", "[gpu]", float,
                    std::complex<float>) {
   using T = TestType;
