@@ -22,11 +22,12 @@ using evd::Args;
 using evd::GroupLayout;
 
 // The shared-memory mapping: a block of evd::shared_threads(NMAX, throughput) per matrix, compiled for
-// kSharedBlocksPerSm blocks an SM at n <= 32 (56 registers, 72 in complex double, with a little spill
-// there and in the warm complex float 32 kernel: 76 and 54 bytes). Left to itself the compiler took 64-96 registers, which fit only 2-3 blocks an SM; warm
-// batches then ran 4-14% slower (H100, 2026-11-23, bench/results/2026-11-23-shared-step-rotations-once.md).
+// kSharedBlocksPerSm blocks an SM at n = 32, where only complex double takes it now (72 registers, 76
+// bytes of spills). When float and complex float 32 took it too (capped for 4 blocks, 56 registers),
+// left to itself the compiler took 64-96 registers, which fit only 2-3 blocks an SM, and warm batches
+// ran 4-14% slower (H100, 2026-11-23, bench/results/2026-11-23-shared-step-rotations-once.md).
 template <class S, int NMAX>
-inline constexpr int kSharedBlocksPerSm = NMAX == 32 ? (sizeof(S) == 16 ? 3 : 4) : 1;
+inline constexpr int kSharedBlocksPerSm = NMAX == 32 ? 3 : 1;
 
 // Whether the shared-memory solve tests convergence within its last sweeps (evd::kLastSweepsOff):
 // for warm starts (WARM), but not of complex double, whose kernel then spilled 138 bytes, not 76, and

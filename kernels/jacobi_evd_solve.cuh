@@ -346,8 +346,10 @@ __device__ __forceinline__ void group_product(const S* X, int ldx, const S* Y, i
 // starts at n = 16 and 32 (bench/results/2026-11-25-mid-sweep-tests.md). Where they pay:
 //  - the persistent solver's block per item, where one matrix's solve is the critical path;
 //  - the batched kernel's warm starts, a block per matrix, where a block that stops early makes room
-//    for the next: warm batches of float 32 and complex float 32 ran 3-5% faster (but complex double
-//    5.5% slower: kLastSweepTests in jacobi_evd_batched.cu; bench/results/2026-11-26-h200-last-sweep-tests.md).
+//    for the next: warm batches of float 32 and complex float 32 ran 3-5% faster when they took this
+//    solve, and complex double 5.5% slower (kLastSweepTests in jacobi_evd_batched.cu;
+//    bench/results/2026-11-26-h200-last-sweep-tests.md). Complex float 16 is the warm batch that
+//    takes it now.
 //  - the register solve's warm starts where its step is long beside a test (kRegisterLastSweepTests);
 //    its warps wait for their slowest matrix, so elsewhere the tests only cost.
 // Not in cold batches: compiled into the cold complex double 32 kernel, the tests' code alone made it
