@@ -10,6 +10,7 @@
 #include <cuda_runtime.h>
 
 #include "device_scalar.cuh"
+#include "dynamic_shared_memory.cuh"
 #include "eigstream_kernels/beam_power_batched.hpp"
 
 namespace eigstream::kernels {
@@ -59,12 +60,8 @@ cudaError_t launch_beam_power_batched(const BeamPowerBatchedArgs<R>& args, cudaS
   if (args.count == 0 || args.angles == 0 || args.n == 0) return cudaSuccess;
   const dim3 grid(unsigned(args.count), unsigned((args.angles + kThreads - 1) / kThreads));
   const std::size_t shared = std::size_t(args.n) * std::size_t(args.n) * sizeof(Cx<R>) + std::size_t(args.n) * sizeof(R);
-  if constexpr (sizeof(R) == 8) {
-    // n = 64 in double needs 64 KiB + 512 B, above the default 48 KiB of dynamic shared memory.
-    const cudaError_t status =
-        cudaFuncSetAttribute(beam_power_kernel<R>, cudaFuncAttributeMaxDynamicSharedMemorySize, int(shared));
-    if (status != cudaSuccess) return status;
-  }
+  const cudaError_t status = allow_dynamic_shared_memory(beam_power_kernel<R>, shared);  // n = 64 in double
+  if (status != cudaSuccess) return status;
   beam_power_kernel<R><<<grid, kThreads, shared, stream>>>(args);
   return cudaGetLastError();
 }

@@ -11,6 +11,7 @@
 #include <complex>
 #include <type_traits>
 
+#include "dynamic_shared_memory.cuh"
 #include "eigstream_kernels/evd_batched.hpp"
 #include "jacobi_evd_pairs.cuh"
 #include "jacobi_evd_solve.cuh"
@@ -48,7 +49,7 @@ template <class S, int NMAX, bool WARM>
 cudaError_t launch_shared(const Args<S>& args, cudaStream_t stream) {
   const std::size_t bytes = GroupLayout<S, NMAX>::bytes;
   auto kernel = evd_shared_kernel<S, NMAX, kLastSweepTests<S, WARM>>;
-  cudaError_t status = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(bytes));
+  const cudaError_t status = allow_dynamic_shared_memory(kernel, bytes);
   if (status != cudaSuccess) return status;
   kernel<<<unsigned(args.count), evd::shared_threads(NMAX, evd::StepShape::throughput), bytes, stream>>>(args);
   return cudaGetLastError();
@@ -64,7 +65,7 @@ template <class S>
 cudaError_t launch_pairs(const Args<S>& args, cudaStream_t stream) {
   const std::size_t bytes = evd::PairsLayout<S>::bytes(args.warm_start != nullptr);
   auto kernel = evd_pairs_kernel<S>;
-  cudaError_t status = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(bytes));
+  const cudaError_t status = allow_dynamic_shared_memory(kernel, bytes);
   if (status != cudaSuccess) return status;
   kernel<<<unsigned(args.count), evd::pairs::kThreads, bytes, stream>>>(args);
   return cudaGetLastError();
@@ -140,7 +141,7 @@ cudaError_t launch_registers(const Args<S>& args, cudaStream_t stream) {
   constexpr int kGroups = kRegisterBlockThreads<NMAX> / kRegisterGroupLanes<NMAX, WARM>;
   const std::size_t bytes = WARM ? sizeof(S) * kGroups * evd::kRegisterWarmScalars<NMAX> : 0;
   auto kernel = registers_kernel<S, NMAX, WARM>();
-  cudaError_t status = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(bytes));
+  const cudaError_t status = allow_dynamic_shared_memory(kernel, bytes, sizeof(evd::RegisterScratch<S, NMAX>) * kGroups);
   if (status != cudaSuccess) return status;
   const index_t blocks = (args.count + kGroups - 1) / kGroups;
   kernel<<<unsigned(blocks), kRegisterBlockThreads<NMAX>, bytes, stream>>>(args);

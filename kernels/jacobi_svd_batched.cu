@@ -31,6 +31,7 @@
 #include <limits>
 
 #include "device_scalar.cuh"
+#include "dynamic_shared_memory.cuh"
 #include "eigstream/detail/jacobi_rotation.hpp"
 #include "eigstream/detail/round_robin.hpp"
 #include "eigstream_kernels/svd_batched.hpp"
@@ -435,7 +436,7 @@ template <class S, int THREADS, int GROUPS>
 cudaError_t launch(const Args<S>& args, cudaStream_t stream) {
   const std::size_t bytes = args.layout.bytes * GROUPS;
   auto kernel = svd_batched_kernel<S, THREADS, GROUPS>;
-  cudaError_t status = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(bytes));
+  const cudaError_t status = allow_dynamic_shared_memory(kernel, bytes);
   if (status != cudaSuccess) return status;
   const index_t blocks = (args.count + GROUPS - 1) / GROUPS;
   kernel<<<unsigned(blocks), THREADS * GROUPS, bytes, stream>>>(args);
