@@ -11,6 +11,8 @@
 // Only the NMAX/2 rotations of a step go through shared memory.
 // A row's diagonal entry is kept apart (Registers::d), exact from the rotations: its place in the
 // row is never read during the sweeps, so the step does not keep it up to date.
+// Within a sweep A is held as G B G, G diagonal, so that a rotation's factor c goes to G rather than
+// to every entry it moves (PairRotation); each convergence test folds G back in (Registers::unscale).
 // n < NMAX is padded with zero rows and columns, which never rotate (their a_pq are exactly zero).
 #pragma once
 
@@ -42,12 +44,59 @@ __host__ __device__ constexpr int occupant(int s, int t, int m) {
   return j == 0 ? s : seat_of_position(1 + (i < 0 ? i + m - 1 : i), m);
 }
 
-// c a + k b, the row update of the step, its fused multiply-adds spelled out (as rotate_columns).
+// a + k b, the row update of the step, its fused multiply-adds spelled out (as rotate_columns).
 template <class R>
-__device__ __forceinline__ R combine_rows(R c, R a, R k, R b) { return fma(c, a, k * b); }
+__device__ __forceinline__ R combine_rows(R a, R k, R b) { return fma(k, b, a); }
 template <class R>
-__device__ __forceinline__ Cx<R> combine_rows(R c, Cx<R> a, Cx<R> k, Cx<R> b) {
-  return {fma(c, a.re, fma(k.re, b.re, -(k.im * b.im))), fma(c, a.im, fma(k.re, b.im, k.im * b.re))};
+__device__ __forceinline__ Cx<R> combine_rows(Cx<R> a, Cx<R> k, Cx<R> b) {
+  return {fma(k.re, b.re, fma(-k.im, b.im, a.re)), fma(k.re, b.im, fma(k.im, b.re, a.im))};
+}
+
+// The rotation of a seat pair (p, q) as the step applies it (Registers): A is held as G B G and V
+// as W G, G diagonal and positive, so that J = G^-1 M G' with M = [[1, s2], [-conj(s1), 1]] and
+// G' = c G on p and q, where s1 = t e g_q / g_p and s2 = t e g_p / g_q (tangent_rotation_of).
+// B <- M^H B M and W <- W M take two fused multiply-adds an entry in real types and four in complex,
+// against three and six for J itself; the factors c go to G, one multiplication a row a step (the
+// scaled, or fast, rotations of Rutishauser's Jacobi). Each row keeps g and 1 / g, the reciprocal
+// taken afresh from g at every step, as 1 / g updated by 1 / c drifts from g through a sweep, and
+// J with it from orthogonality. Cold batches ran 7-19% faster at n = 16 and 32 in every type but
+// complex double 32 (the block solve), warm batches 4-17%, and n <= 8 within 3% either way, though
+// the kernels take more registers. The price: the implied J takes several roundings (s1, s2, g and
+// 1 / g) where J itself takes two, and cold batches came out 0-42% further from orthonormal (still
+// within 2 n eps; H200, bench/results/2026-11-27-h200-scaled-rotations.md).
+template <class S>
+struct PairRotation {
+  S s1, s2;
+  real_of<S> c, shift;
+};
+
+// s1 and s2 of a step's pair in shared memory, moved in one vector access (two in complex double).
+template <class S>
+struct alignas(sizeof(S) == 4 ? 8 : 16) Multipliers {
+  S s1, s2;
+};
+template <class S>
+__device__ __forceinline__ void store_multipliers(Multipliers<S>* to, S s1, S s2) {
+  if constexpr (std::is_same_v<S, float>) *reinterpret_cast<float2*>(to) = {s1, s2};
+  else if constexpr (std::is_same_v<S, double>) *reinterpret_cast<double2*>(to) = {s1, s2};
+  else if constexpr (std::is_same_v<S, Cx<float>>) *reinterpret_cast<float4*>(to) = {s1.re, s1.im, s2.re, s2.im};
+  else reinterpret_cast<double2*>(to)[0] = {s1.re, s1.im}, reinterpret_cast<double2*>(to)[1] = {s2.re, s2.im};
+}
+template <class S>
+__device__ __forceinline__ Multipliers<S> load_multipliers(const Multipliers<S>* from) {
+  if constexpr (std::is_same_v<S, float>) {
+    const float2 x = *reinterpret_cast<const float2*>(from);
+    return {x.x, x.y};
+  } else if constexpr (std::is_same_v<S, double>) {
+    const double2 x = *reinterpret_cast<const double2*>(from);
+    return {x.x, x.y};
+  } else if constexpr (std::is_same_v<S, Cx<float>>) {
+    const float4 x = *reinterpret_cast<const float4*>(from);
+    return {{x.x, x.y}, {x.z, x.w}};
+  } else {
+    const double2 x = reinterpret_cast<const double2*>(from)[0], y = reinterpret_cast<const double2*>(from)[1];
+    return {{x.x, x.y}, {y.x, y.y}};
+  }
 }
 
 // Shuffles of S within a group of W lanes (width W).
@@ -164,9 +213,10 @@ enum class StepOrder { columns_first, rows_first, pipelined };
 template <class S, int NMAX>
 struct Registers {
   using R = real_of<S>;
-  S a[NMAX];  // row `lane` of A, columns by seat (its own seat's entry is stale: see d)
-  S v[NMAX];  // row `lane` of V, columns by seat
-  R d;        // the row's diagonal entry a(seat, seat)
+  S a[NMAX];  // row `lane` of B (A = G B G, PairRotation), columns by seat (its own seat's entry is stale: see d)
+  S v[NMAX];  // row `lane` of V G^-1, columns by seat
+  R d;        // the row's diagonal entry a(seat, seat), of A itself
+  R g, h;     // the row's factor in G, and 1 / g
   int lane;   // the row's index (>= n: padding)
   int seat;   // where index `lane` sits now: `lane` again at the start of every sweep
   int partner;  // the lane whose index sits in seat ^ 1
@@ -179,6 +229,7 @@ struct Registers {
     partner = row ^ 1;
     mask = lanes;
     me_bit = opaque(1u << row);
+    g = h = R(1);
   }
   __device__ __forceinline__ bool is_me(int j) const { return (me_bit >> j) & 1u; }
 
@@ -210,48 +261,76 @@ struct Registers {
   // a(seat, seat + 1), for an even seat.
   __device__ __forceinline__ S partner_entry() const { return entry_of_pair<1>(unsigned(seat) >> 1); }
 
-  // The rotation of the row's seat pair, from the even seat's a(p, q) and both diagonal entries:
-  // both seats compute it (rotation_of rounds alike in every thread), so each has it, and its new
-  // diagonal entry, at once.
-  __device__ __forceinline__ Rot<S> pair_rotation(R negligible2) const {
+  // The rotation of the row's seat pair, from the even seat's b(p, q), both diagonal entries and
+  // both factors of G: both seats compute it (rotation_of rounds alike in every thread), so each has
+  // it, and its new diagonal entry, at once.
+  __device__ __forceinline__ PairRotation<S> pair_rotation(R negligible2) const {
     const bool even = (seat & 1) == 0;
-    const S own_apq = partner_entry();  // meaningful in the even seat
+    const S own_bpq = partner_entry();  // meaningful in the even seat
     const R d_partner = shfl<NMAX>(mask, d, partner);
-    const S partner_apq = shfl<NMAX>(mask, own_apq, partner);
-    return rotation_of(even ? d : d_partner, even ? d_partner : d, even ? own_apq : partner_apq, negligible2);
+    const S partner_bpq = shfl<NMAX>(mask, own_bpq, partner);
+    const R g_partner = shfl<NMAX>(mask, g, partner), h_partner = shfl<NMAX>(mask, h, partner);
+    return rotation_with(even, d_partner, even ? own_bpq : partner_bpq, g_partner, h_partner, negligible2);
+  }
+  // The rotation of the pair of this row and a partner row, given the partner's diagonal entry and
+  // factors of G, and the pair's b(p, q); `even`: this row is p.
+  __device__ __forceinline__ PairRotation<S> rotation_with(bool even, R d_partner, S bpq, R g_partner, R h_partner,
+                                                         R negligible2) const {
+    const R g_p = even ? g : g_partner, g_q = even ? g_partner : g;
+    const R h_p = even ? h : h_partner, h_q = even ? h_partner : h;
+    const TangentRot<S> r = tangent_rotation_of(even ? d : d_partner, even ? d_partner : d,
+                                                rn::scale(rn::mul(g_p, g_q), bpq), negligible2);
+    return {rn::scale(rn::mul(g_q, h_p), r.t_e), rn::scale(rn::mul(g_p, h_q), r.t_e), r.c, r.shift};
+  }
+  // Folds G into the rows of A and V (G <- I), with `by_seat` (NMAX reals of shared memory, free
+  // again on return) to pass the factors round: at every convergence test, as off(A) is of A itself,
+  // which also keeps G within [2^-(NMAX-1)/2, 1] (a factor falls by c >= 1/sqrt(2) a step).
+  __device__ __forceinline__ void unscale(R* by_seat) {
+    __syncwarp(mask);
+    by_seat[seat] = g;
+    __syncwarp(mask);
+#pragma unroll
+    for (int j = 0; j < NMAX; ++j) {
+      const R g_j = by_seat[j];
+      a[j] = rn::scale(rn::mul(g, g_j), a[j]);
+      v[j] = rn::scale(g_j, v[j]);
+    }
+    g = h = R(1);
+    __syncwarp(mask);
   }
   // The row's share of off(A)^2: every entry but its own, whose seat is one-hot in `own`: me_bit at
   // the start of a sweep, seat_bit() within one. (At a sweep's start the two are equal; seat_bit()
   // there too changed the registers of kernels that never test within a sweep, cold ones included.)
   __device__ __forceinline__ unsigned seat_bit() const { return opaque(1u << seat); }
+  // The own entry is masked by a multiplication, not a branch: after Registers::unscale, branches
+  // here made ptxas fail to allocate predicate registers in the persistent solver's complex kernels.
   __device__ __forceinline__ R off_norm2_of_row(unsigned own) const {
     R sum = 0;
 #pragma unroll
-    for (int j = 0; j < NMAX; ++j)
-      if (!((own >> j) & 1u)) sum += abs2(a[j]);
+    for (int j = 0; j < NMAX; ++j) sum += R((~own >> j) & 1u) * abs2(a[j]);
     return sum;
   }
 
-  // The row phase, A <- J^H A with the row's own rotation: row p to c p - s e q and row q to
-  // c q + s conj(e) p, the partner row's entries four at a time (shfl4).
-  __device__ __forceinline__ void rotate_rows(const Rot<S>& mine) {
-    const S coef = (seat & 1) == 0 ? from_real<S>(R(0)) - mine.s_e : conj(mine.s_e);
+  // The row phase, B <- M^H B with the row's own rotation: row p to p - s1 q and row q to
+  // q + conj(s2) p, the partner row's entries four at a time (shfl4).
+  __device__ __forceinline__ void rotate_rows(const PairRotation<S>& mine) {
+    const S coef = (seat & 1) == 0 ? from_real<S>(R(0)) - mine.s1 : conj(mine.s2);
 #pragma unroll
     for (int j0 = 0; j0 < NMAX; j0 += 4) {
       const S entries[4] = {a[j0], a[j0 + 1], a[j0 + 2], a[j0 + 3]};
       S other[4];
       shfl4<NMAX>(mask, entries, other, partner);
 #pragma unroll
-      for (int i = 0; i < 4; ++i) a[j0 + i] = combine_rows(mine.c, a[j0 + i], coef, other[i]);
+      for (int i = 0; i < 4; ++i) a[j0 + i] = combine_rows(a[j0 + i], coef, other[i]);
     }
   }
-  // The column phase, A <- A J and V <- V J, with the step's NMAX / 2 rotations from shared memory.
-  __device__ __forceinline__ void rotate_columns_of(const RotationSE<S>* rot) {
+  // The column phase, B <- B M and V <- V M, with the step's NMAX / 2 rotations from shared memory.
+  __device__ __forceinline__ void rotate_columns_of(const Multipliers<S>* rot) {
 #pragma unroll
     for (int k = 0; k < NMAX / 2; ++k) {
-      const RotationSE<S> r = load_rotation(&rot[k]);
-      rotate_columns(a[2 * k], a[2 * k + 1], r.c, r.s_e);
-      rotate_columns(v[2 * k], v[2 * k + 1], r.c, r.s_e);
+      const Multipliers<S> r = load_multipliers(&rot[k]);
+      rotate_columns_unscaled(a[2 * k], a[2 * k + 1], r.s1, r.s2);
+      rotate_columns_unscaled(v[2 * k], v[2 * k + 1], r.s1, r.s2);
     }
   }
 
@@ -261,16 +340,18 @@ struct Registers {
   // (Schedule). `mine`: the rotation of the row's pair, computed here at the step's start, or, when
   // pipelined, by the step before (or the caller, for a solve's first) and replaced by the next's.
   template <StepOrder ORDER>
-  __device__ __forceinline__ void step(RotationSE<S>* rot, unsigned next, R negligible2, Rot<S>& mine) {
+  __device__ __forceinline__ void step(Multipliers<S>* rot, unsigned next, R negligible2, PairRotation<S>& mine) {
     const unsigned pair = unsigned(seat) >> 1;
     const bool even = (seat & 1) == 0;
     if constexpr (ORDER != StepOrder::pipelined) mine = pair_rotation(negligible2);
-    if (even) store_rotation(&rot[pair], mine.s_e, mine.c);
+    if (even) store_multipliers(&rot[pair], mine.s1, mine.s2);
     d = even ? d - mine.shift : d + mine.shift;
+    g *= mine.c;
+    h = rn::rcp(g);  // not h / c, whose rounding errors would add up through the sweep: see PairRotation
     // A rotated pair's block loses both entries of the row's pair: a(p, q) becomes exactly zero, and
     // the row's own entry is stale anyway (d holds it). One test per pair, on an opaque one-hot
     // mask, after the second phase.
-    const unsigned zero_pair = opaque(is_zero(mine.s_e) ? 0u : 1u << pair);
+    const unsigned zero_pair = opaque(is_zero(mine.s1) ? 0u : 1u << pair);
     if constexpr (ORDER == StepOrder::rows_first) {
       rotate_rows(mine);
       __syncwarp(mask);  // every rotation of the step published
@@ -284,16 +365,16 @@ struct Registers {
       // a(row, next partner) after the column phase, which rotates it with its pair's rotation. Its
       // column is never the row's own pair's (a pair does not meet twice in a row), so it is not
       // zeroed below. Meaningful where the row's next seat is even, as partner_entry.
-      const RotationSE<S> r = load_rotation(&rot[next_column >> 1]);
+      const Multipliers<S> r = load_multipliers(&rot[next_column >> 1]);
       S first = entry_of_pair<0>(next_column >> 1), second = entry_of_pair<1>(next_column >> 1);
-      rotate_columns(first, second, r.c, r.s_e);
-      const S own_apq = (next_column & 1u) != 0 ? second : first;
+      rotate_columns_unscaled(first, second, r.s1, r.s2);
+      const S own_bpq = (next_column & 1u) != 0 ? second : first;
       const bool next_even = (next & 1u) == 0;
       const R d_partner = shfl<NMAX>(mask, d, next_partner);
-      const S partner_apq = shfl<NMAX>(mask, own_apq, next_partner);
+      const S partner_bpq = shfl<NMAX>(mask, own_bpq, next_partner);
+      const R g_partner = shfl<NMAX>(mask, g, next_partner), h_partner = shfl<NMAX>(mask, h, next_partner);
       rotate_columns_of(rot);
-      mine = rotation_of(next_even ? d : d_partner, next_even ? d_partner : d, next_even ? own_apq : partner_apq,
-                         negligible2);
+      mine = rotation_with(next_even, d_partner, next_even ? own_bpq : partner_bpq, g_partner, h_partner, negligible2);
     } else {
       __syncwarp(mask);
       rotate_columns_of(rot);

@@ -595,8 +595,8 @@ inline constexpr bool kRegistersFit = sizeof(S) * NMAX <= 256;
 // The shared memory of one matrix's register solve: the rotations of a step and the sort.
 template <class S, int NMAX>
 struct RegisterScratch {
-  RotationSE<S> rot[2][NMAX / 2];  // a step's rotations, in two buffers used in turn
-  real_of<S> w[NMAX];
+  registers::Multipliers<S> rot[2][NMAX / 2];  // a step's rotations, in two buffers used in turn
+  real_of<S> w[NMAX];  // the factors of G by seat in Registers::unscale, then the eigenvalues by seat
   int player[NMAX];
   int rank[NMAX];
 };
@@ -727,9 +727,13 @@ __device__ __forceinline__ SolveInfo solve_in_registers(const Args<S>& args, ind
   // The rotation buffer of the next step. It alternates across sweep boundaries too: a sweep has an
   // odd number of steps, and nothing between two sweeps orders one's reads before the next's writes.
   unsigned buffer = 0;
-  auto off_norm = [&](unsigned own) { return sqrt(registers::group_sum<NMAX>(mask, m.off_norm2_of_row(own))); };
+  // off(A), with G folded into the rows first; `own`: the row's seat, one-hot (Registers::off_norm2_of_row).
+  auto off_norm = [&](unsigned own) {
+    m.unscale(scratch.w);
+    return sqrt(registers::group_sum<NMAX>(mask, m.off_norm2_of_row(own)));
+  };
   bool tested = false;  // off holds off(A), from a test within the sweep
-  Rot<S> rotation;  // of the row's pair in the coming step (Registers::step)
+  registers::PairRotation<S> rotation;  // of the row's pair in the coming step (Registers::step)
   for (;;) {
     if (!tested) off = off_norm(m.me_bit);
     if (off <= target || sweeps == args.max_sweeps) break;
@@ -737,9 +741,11 @@ __device__ __forceinline__ SolveInfo solve_in_registers(const Args<S>& args, ind
     const auto& schedule = registers::kSchedule<NMAX>.entry;
     if (v0) {  // warm starts: the row phase first (registers::StepOrder); a cold solve is the same everywhere
       constexpr auto kOrder = kPipelinedSteps<S, NMAX> ? registers::StepOrder::pipelined : registers::StepOrder::rows_first;
+      static_assert(!(kOrder == registers::StepOrder::pipelined && kRegisterLastSweepTests<S, NMAX>),
+                    "a test within a sweep resets G, which the pipelined step's next rotation depends on");
       const bool test_steps = kRegisterLastSweepTests<S, NMAX> && off <= R(kLastSweepsOff) * target;
-      if (kOrder == registers::StepOrder::pipelined && sweeps == 1)
-        rotation = m.pair_rotation(negligible2);  // then each step computes the next one's
+      if (kOrder == registers::StepOrder::pipelined)
+        rotation = m.pair_rotation(negligible2);  // G is reset: then each step computes the next one's
       for (int step = 0; step < NMAX - 1; ++step, buffer ^= 1u) {
         m.template step<kOrder>(scratch.rot[buffer], schedule[step + 1 < NMAX - 1 ? step + 1 : 0][lane], negligible2, rotation);
         if (test_steps && step % 2 == 1 && (off = off_norm(m.seat_bit())) <= target) {  // the loop's test stops the solve

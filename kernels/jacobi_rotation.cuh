@@ -111,6 +111,16 @@ template <class R> __device__ __forceinline__ R scale(R a, R x) { return mul(a, 
 template <class R> __device__ __forceinline__ Cx<R> scale(R a, Cx<R> x) { return {mul(a, x.re), mul(a, x.im)}; }
 }  // namespace rn
 
+// The signed tangent of rotation_of (below) from a_pp, a_qq, |b|^2 and |b|.
+template <class R>
+__device__ __forceinline__ R rotation_tangent(R app, R aqq, R b2, R abs_b) {
+  const R d = rn::sub(aqq, app);
+  const R h = rn::fma(d, d, rn::mul(R(4), b2));
+  const R root = rn::mul(h, rn::rsqrt(h));
+  const R t_abs = rn::mul(rn::mul(R(2), abs_b), rn::rcp(rn::add(fabs(d), root)));
+  return d >= R(0) ? t_abs : -t_abs;
+}
+
 // The rotation that zeroes b = a_pq of the Hermitian block [[app, b], [conj(b), aqq]] (seed 000,
 // eqs. 9-11, as detail::jacobi_rotation), or the identity when |b|^2 <= negligible2, which must be at
 // least the smallest normal number, so that 1 / |b| is finite. Threads computing it from the same
@@ -131,13 +141,27 @@ __device__ __forceinline__ Rot<S> rotation_of(real_of<S> app, real_of<S> aqq, S 
   if (!(b2 > negligible2)) return {from_real<S>(R(0)), R(1), R(0), 0};
   const R inv = rn::rsqrt(b2);  // 1 / |b|
   const R abs_b = rn::mul(b2, inv);
-  const R d = rn::sub(aqq, app);
-  const R h = rn::fma(d, d, rn::mul(R(4), b2));
-  const R root = rn::mul(h, rn::rsqrt(h));
-  const R t_abs = rn::mul(rn::mul(R(2), abs_b), rn::rcp(rn::add(fabs(d), root)));
-  const R t = d >= R(0) ? t_abs : -t_abs;
+  const R t = rotation_tangent(app, aqq, b2, abs_b);
   const R c = rn::rsqrt(rn::fma(t, t, R(1)));
   return {rn::scale(rn::mul(rn::mul(t, c), inv), b), c, rn::mul(t, abs_b), 1};
+}
+
+// rotation_of's J as c M with M = [[1, t e], [-t conj(e), 1]], for solves that apply M and keep the
+// factors c apart (registers::Registers): t e, c and the shift.
+template <class S>
+struct TangentRot {
+  S t_e;
+  real_of<S> c, shift;
+};
+template <class S>
+__device__ __forceinline__ TangentRot<S> tangent_rotation_of(real_of<S> app, real_of<S> aqq, S b, real_of<S> negligible2) {
+  using R = real_of<S>;
+  const R b2 = rn::abs2(b);
+  if (!(b2 > negligible2)) return {from_real<S>(R(0)), R(1), R(0)};
+  const R inv = rn::rsqrt(b2);
+  const R abs_b = rn::mul(b2, inv);
+  const R t = rotation_tangent(app, aqq, b2, abs_b);
+  return {rn::scale(rn::mul(t, inv), b), rn::rsqrt(rn::fma(t, t, R(1))), rn::mul(t, abs_b)};
 }
 
 // The smallest |a_pq|^2 worth a rotation: (tol ||A||_F / n)^2, at least the smallest normal number.
@@ -163,6 +187,23 @@ __device__ __forceinline__ void rotate_columns(Cx<R>& u, Cx<R>& w, R c, Cx<R> s)
   const Cx<R> x = u;
   u = {fma(c, u.re, -fma(s.re, w.re, s.im * w.im)), fma(c, u.im, -fma(s.re, w.im, -(s.im * w.re)))};
   w = {fma(c, w.re, fma(s.re, x.re, -(s.im * x.im))), fma(c, w.im, fma(s.re, x.im, s.im * x.re))};
+}
+
+// The column update of a rotation whose factor c is kept apart (tangent_rotation_of):
+// (u, w) <- (u - conj(s1) w, w + s2 u), that is (u, w) <- (u, w) M with M = [[1, s2], [-conj(s1), 1]],
+// two fused multiply-adds an entry in real types and four in complex, against rotate_columns' three
+// and six. The register solve's scaled rotations (registers::Registers) take it.
+template <class R>
+__device__ __forceinline__ void rotate_columns_unscaled(R& u, R& w, R s1, R s2) {
+  const R x = u;
+  u = fma(-s1, w, u);
+  w = fma(s2, x, w);
+}
+template <class R>
+__device__ __forceinline__ void rotate_columns_unscaled(Cx<R>& u, Cx<R>& w, Cx<R> s1, Cx<R> s2) {
+  const Cx<R> x = u;
+  u = {fma(-s1.re, w.re, fma(-s1.im, w.im, u.re)), fma(-s1.re, w.im, fma(s1.im, w.re, u.im))};
+  w = {fma(s2.re, x.re, fma(-s2.im, x.im, w.re)), fma(s2.re, x.im, fma(s2.im, x.re, w.im))};
 }
 
 }  // namespace eigstream::kernels
