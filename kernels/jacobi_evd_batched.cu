@@ -104,11 +104,13 @@ __device__ __forceinline__ void solve_group_in_registers(const Args<S>& args) {
 }
 
 // Blocks an SM that the register kernel is compiled for, where a cap on its registers paid: left to
-// itself the compiler took 89 registers at float 16, 135 at float 32 and 230 at complex float 32
-// (5, 3 and 2 blocks an SM); capped for 6, 4 and 3 blocks (spills: none in the cold float 16 kernel,
-// 52 bytes in its warm one, 28 at float 32, 224 at complex float 32), cold batches ran 3%, 7% and 7%
-// faster (H100, bench/results/2026-11-25-register-step.md). Since the step reads the tournament from
-// a table (jacobi_evd_registers.cuh), ptxas reports 8, 16, 16 and 252 bytes of spills there.
+// itself the compiler took 89 registers at float 16 and 135 at float 32 (5 and 3 blocks an SM);
+// capped for 6 and 4 blocks, cold batches ran 3% and 7% faster (H100,
+// bench/results/2026-11-25-register-step.md). With the scaled rotations (jacobi_evd_registers.cuh)
+// cold complex float 16 took 146 registers, 3 blocks an SM where it had fit 4: capped for 4 (36
+// bytes of spills) it ran 7% faster, 2.25x cuSOLVER against 2.10x; and cold complex float 32, capped
+// for 3 blocks since 2026-11-25, spilled 352 bytes: uncapped (254 registers, 2 blocks, no spills) it
+// ran 0.5-1% faster (H200, bench/results/2026-11-27-h200-scaled-rotations.md).
 // Warm kernels are not capped: a warm batch of 1024 takes about one block an SM at n = 16 and two at
 // n = 32, so a cap only makes them spill. Uncapped, warm float 16 (115 registers, no spills, against
 // 80 and 24 bytes) ran 3-4% faster (H200, bench/results/2026-11-27-h200-warm-float16-uncapped.md), and
@@ -118,7 +120,7 @@ template <class S, int NMAX, bool WARM>
 inline constexpr int kRegisterBlocksPerSm = WARM                                        ? 0
                                            : std::is_same_v<S, float> && NMAX == 16     ? 6
                                            : std::is_same_v<S, float> && NMAX == 32     ? 4
-                                           : std::is_same_v<S, Cx<float>> && NMAX == 32 ? 3
+                                           : std::is_same_v<S, Cx<float>> && NMAX == 16 ? 4
                                                                                         : 0;
 
 template <class S, int NMAX, bool WARM>
