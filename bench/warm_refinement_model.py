@@ -60,7 +60,7 @@ def off2(b):
 
 
 def rotate(b, p, q):  # the 2 x 2 eigenvectors, the one nearer the identity, applied to rows and columns
-    w, u = np.linalg.eigh(b[np.ix_([p, q], [p, q])].astype(np.complex128))
+    _, u = np.linalg.eigh(b[np.ix_([p, q], [p, q])].astype(np.complex128))
     if abs(u[0, 0]) < abs(u[0, 1]):
         u = u[:, ::-1]
     u = (u * (np.conj(u[0, 0]) / abs(u[0, 0]))).astype(b.dtype) if np.iscomplexobj(b) else u.real.astype(b.dtype)
