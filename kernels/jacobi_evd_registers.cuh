@@ -262,8 +262,8 @@ struct Registers {
   __device__ __forceinline__ S partner_entry() const { return entry_of_pair<1>(unsigned(seat) >> 1); }
 
   // The rotation of the row's seat pair, from the even seat's b(p, q), both diagonal entries and
-  // both factors of G: both seats compute it (rotation_of rounds alike in every thread), so each has
-  // it, and its new diagonal entry, at once.
+  // both factors of G: both seats compute it (tangent_rotation_of rounds alike in every thread), so
+  // each has it, and its new diagonal entry, at once.
   __device__ __forceinline__ PairRotation<S> pair_rotation(R negligible2) const {
     const bool even = (seat & 1) == 0;
     const S own_bpq = partner_entry();  // meaningful in the even seat
