@@ -161,9 +161,9 @@ cudaError_t load(Kernel kernel) {
 // B = V0^H A V0 and the closing Newton-Schulz products one row per lane, the block a row per lane of
 // a group of NMAX threads (evd::group_product). Warm-started on an H200, the block was 1.6-1.7x
 // faster for complex float at n = 16 and 32 and 1.07-1.23x for float at 32 against the register
-// solve of 2026-11-23 (bench/results/2026-11-23-batched-shared-step.md); against today's (pipelined
-// steps at real n >= 16, warm kernels uncapped) it is 13% faster at complex float 16 only, and the
-// register solve 1.83x faster at float 32 and 1.12x at complex float 32
+// solve of 2026-11-23 (bench/results/2026-11-23-batched-shared-step.md); against that of 2026-11-27
+// (pipelined steps at real n >= 16, warm kernels uncapped) it was 13% faster at complex float 16
+// only, and the register solve 1.83x faster at float 32 and 1.12x at complex float 32
 // (bench/results/2026-11-27-h200-warm-register-solve-at-32.md). Cold, the register solve was faster
 // in all four (1.35-2.3x). Double keeps the register solve (not measured).
 template <class S, int NMAX, bool WARM>

@@ -203,12 +203,11 @@ __device__ __forceinline__ unsigned opaque(unsigned x) {
 // The order of a step's phases (Registers::step). A cold solve takes the column phase first; a
 // warm start the row phase first (J^H (A J) = (J^H A) J), so that its shuffles overlap the rotations'
 // trip through shared memory: faster where a warp's steps are the critical path (warm batches of
-// 1024), slower in some cold batches (bench/results/2026-11-25-h100-register-schedule.md). Pipelined,
-// a warm step also computes the next step's rotation of the row's pair: the one entry it needs,
-// a(row, next partner), is rotated on its own right after the row phase, so that its chain to
-// rotation_of (about 200 cycles) runs beside the column phase instead of after it (where that pays:
-// evd::kPipelinedSteps).
-enum class StepOrder { columns_first, rows_first, pipelined };
+// 1024), slower in some cold batches (bench/results/2026-11-25-h100-register-schedule.md). Warm
+// steps that also computed the next step's rotation beside the column phase ("pipelined") paid at
+// real n >= 16 until the scaled rotations shortened that phase; then warm batches of 1024 ran 1-6%
+// faster without them (H200, bench/results/2026-11-27-h200-scaled-rotations.md).
+enum class StepOrder { columns_first, rows_first };
 
 template <class S, int NMAX>
 struct Registers {
@@ -270,16 +269,11 @@ struct Registers {
     const R d_partner = shfl<NMAX>(mask, d, partner);
     const S partner_bpq = shfl<NMAX>(mask, own_bpq, partner);
     const R g_partner = shfl<NMAX>(mask, g, partner), h_partner = shfl<NMAX>(mask, h, partner);
-    return rotation_with(even, d_partner, even ? own_bpq : partner_bpq, g_partner, h_partner, negligible2);
-  }
-  // The rotation of the pair of this row and a partner row, given the partner's diagonal entry and
-  // factors of G, and the pair's b(p, q); `even`: this row is p.
-  __device__ __forceinline__ PairRotation<S> rotation_with(bool even, R d_partner, S bpq, R g_partner, R h_partner,
-                                                         R negligible2) const {
     const R g_p = even ? g : g_partner, g_q = even ? g_partner : g;
     const R h_p = even ? h : h_partner, h_q = even ? h_partner : h;
     const TangentRot<S> r = tangent_rotation_of(even ? d : d_partner, even ? d_partner : d,
-                                                rn::scale(rn::mul(g_p, g_q), bpq), negligible2);
+                                                rn::scale(rn::mul(g_p, g_q), even ? own_bpq : partner_bpq),
+                                                negligible2);
     return {rn::scale(rn::mul(g_q, h_p), r.t_e), rn::scale(rn::mul(g_p, h_q), r.t_e), r.c, r.shift};
   }
   // Folds G into the rows of A and V (G <- I), with `by_seat` (NMAX reals of shared memory, free
@@ -337,13 +331,12 @@ struct Registers {
   // One step: rotations of all seat pairs (2k, 2k+1), then the tournament move. `rot` holds the
   // step's NMAX / 2 rotations in shared memory (the caller alternates two buffers from step to step,
   // so that one barrier a step suffices); `next` is the lane's schedule entry for the next step
-  // (Schedule). `mine`: the rotation of the row's pair, computed here at the step's start, or, when
-  // pipelined, by the step before (or the caller, for a solve's first) and replaced by the next's.
+  // (Schedule).
   template <StepOrder ORDER>
-  __device__ __forceinline__ void step(Multipliers<S>* rot, unsigned next, R negligible2, PairRotation<S>& mine) {
+  __device__ __forceinline__ void step(Multipliers<S>* rot, unsigned next, R negligible2) {
     const unsigned pair = unsigned(seat) >> 1;
     const bool even = (seat & 1) == 0;
-    if constexpr (ORDER != StepOrder::pipelined) mine = pair_rotation(negligible2);
+    const PairRotation<S> mine = pair_rotation(negligible2);
     if (even) store_multipliers(&rot[pair], mine.s1, mine.s2);
     d = even ? d - mine.shift : d + mine.shift;
     g *= mine.c;
@@ -356,25 +349,6 @@ struct Registers {
       rotate_rows(mine);
       __syncwarp(mask);  // every rotation of the step published
       rotate_columns_of(rot);
-    } else if constexpr (ORDER == StepOrder::pipelined) {
-      const int next_partner = int(next >> 8);
-      // The seat the next partner's index sits in now: its column until the move.
-      const unsigned next_column = unsigned(shfl<NMAX>(mask, seat, next_partner));
-      rotate_rows(mine);
-      __syncwarp(mask);  // every rotation of the step published
-      // a(row, next partner) after the column phase, which rotates it with its pair's rotation. Its
-      // column is never the row's own pair's (a pair does not meet twice in a row), so it is not
-      // zeroed below. Meaningful where the row's next seat is even, as partner_entry.
-      const Multipliers<S> r = load_multipliers(&rot[next_column >> 1]);
-      S first = entry_of_pair<0>(next_column >> 1), second = entry_of_pair<1>(next_column >> 1);
-      rotate_columns_unscaled(first, second, r.s1, r.s2);
-      const S own_bpq = (next_column & 1u) != 0 ? second : first;
-      const bool next_even = (next & 1u) == 0;
-      const R d_partner = shfl<NMAX>(mask, d, next_partner);
-      const S partner_bpq = shfl<NMAX>(mask, own_bpq, next_partner);
-      const R g_partner = shfl<NMAX>(mask, g, next_partner), h_partner = shfl<NMAX>(mask, h, next_partner);
-      rotate_columns_of(rot);
-      mine = rotation_with(next_even, d_partner, next_even ? own_bpq : partner_bpq, g_partner, h_partner, negligible2);
     } else {
       __syncwarp(mask);
       rotate_columns_of(rot);

@@ -611,14 +611,6 @@ struct RegisterScratch {
 template <class S, int NMAX>
 inline constexpr bool kRegisterLastSweepTests = std::is_same_v<S, Cx<float>> && NMAX == 8;
 
-// Whether the register solve's warm starts take pipelined steps (registers::StepOrder). It paid where
-// the column phase is long enough to hide the next rotation's chain and the registers hold its state:
-// warm batches of 1024 ran 7% faster at float 16, 19% at double 16 and 2% at double 32, but 5-11%
-// slower at float 8, complex float 4 and 8 and complex double 8 and 16 (H100,
-// bench/results/2026-11-26-register-pipelined-steps.md).
-template <class S, int NMAX>
-inline constexpr bool kPipelinedSteps = std::is_floating_point_v<S> && NMAX >= 16;
-
 // The shared memory of a register solve's warm start, in scalars: V0 and the product A V0, each
 // NMAX x (NMAX + 1).
 template <int NMAX>
@@ -733,21 +725,16 @@ __device__ __forceinline__ SolveInfo solve_in_registers(const Args<S>& args, ind
     return sqrt(registers::group_sum<NMAX>(mask, m.off_norm2_of_row(own)));
   };
   bool tested = false;  // off holds off(A), from a test within the sweep
-  registers::PairRotation<S> rotation;  // of the row's pair in the coming step (Registers::step)
   for (;;) {
     if (!tested) off = off_norm(m.me_bit);
     if (off <= target || sweeps == args.max_sweeps) break;
     ++sweeps;
     const auto& schedule = registers::kSchedule<NMAX>.entry;
     if (v0) {  // warm starts: the row phase first (registers::StepOrder); a cold solve is the same everywhere
-      constexpr auto kOrder = kPipelinedSteps<S, NMAX> ? registers::StepOrder::pipelined : registers::StepOrder::rows_first;
-      static_assert(!(kOrder == registers::StepOrder::pipelined && kRegisterLastSweepTests<S, NMAX>),
-                    "a test within a sweep resets G, which the pipelined step's next rotation depends on");
       const bool test_steps = kRegisterLastSweepTests<S, NMAX> && off <= R(kLastSweepsOff) * target;
-      if (kOrder == registers::StepOrder::pipelined)
-        rotation = m.pair_rotation(negligible2);  // G is reset: then each step computes the next one's
       for (int step = 0; step < NMAX - 1; ++step, buffer ^= 1u) {
-        m.template step<kOrder>(scratch.rot[buffer], schedule[step + 1 < NMAX - 1 ? step + 1 : 0][lane], negligible2, rotation);
+        m.template step<registers::StepOrder::rows_first>(scratch.rot[buffer],
+                                                          schedule[step + 1 < NMAX - 1 ? step + 1 : 0][lane], negligible2);
         if (test_steps && step % 2 == 1 && (off = off_norm(m.seat_bit())) <= target) {  // the loop's test stops the solve
           tested = true;
           break;
@@ -757,7 +744,7 @@ __device__ __forceinline__ SolveInfo solve_in_registers(const Args<S>& args, ind
       for (int step = 0; step < NMAX - 1; ++step, buffer ^= 1u)
         m.template step<registers::StepOrder::columns_first>(scratch.rot[buffer],
                                                              schedule[step + 1 < NMAX - 1 ? step + 1 : 0][lane],
-                                                             negligible2, rotation);
+                                                             negligible2);
   }
 
   // The eigenvalue of the row, taken before A's registers are freed for the Newton-Schulz step.
