@@ -88,11 +88,15 @@ inline constexpr int kRegisterBlockThreads = NMAX == 8 ? 32 : 128;
 // 17-24% (H200, bench/results/2026-11-27-h200-warm-register-lanes.md).
 template <int NMAX, bool WARM>
 inline constexpr int kRegisterGroupLanes = WARM && NMAX <= 8 ? 16 : NMAX;
+// Matrices a block of the register kernel solves, each with its RegisterScratch in static shared
+// memory.
+template <int NMAX, bool WARM>
+inline constexpr int kRegisterGroups = kRegisterBlockThreads<NMAX> / kRegisterGroupLanes<NMAX, WARM>;
 
 template <class S, int NMAX, bool WARM>
 __device__ __forceinline__ void solve_group_in_registers(const Args<S>& args) {
   constexpr int kLanes = kRegisterGroupLanes<NMAX, WARM>;
-  constexpr int kGroups = kRegisterBlockThreads<NMAX> / kLanes;
+  constexpr int kGroups = kRegisterGroups<NMAX, WARM>;
   __shared__ evd::RegisterScratch<S, NMAX> scratch[kGroups];
   extern __shared__ __align__(16) char warm_smem[];  // kGroups * kRegisterWarmScalars<NMAX> scalars with a warm start
   const int group = threadIdx.x / kLanes, lane = threadIdx.x % kLanes;
@@ -140,7 +144,7 @@ constexpr auto registers_kernel() {
 
 template <class S, int NMAX, bool WARM>
 cudaError_t launch_registers(const Args<S>& args, cudaStream_t stream) {
-  constexpr int kGroups = kRegisterBlockThreads<NMAX> / kRegisterGroupLanes<NMAX, WARM>;
+  constexpr int kGroups = kRegisterGroups<NMAX, WARM>;
   const std::size_t bytes = WARM ? sizeof(S) * kGroups * evd::kRegisterWarmScalars<NMAX> : 0;
   auto kernel = registers_kernel<S, NMAX, WARM>();
   const cudaError_t status = allow_dynamic_shared_memory(kernel, bytes, sizeof(evd::RegisterScratch<S, NMAX>) * kGroups);
