@@ -10,14 +10,19 @@
 // per step):
 //  - A lives in shared memory, by index, column-major with leading dimension 64; its diagonal is kept
 //    apart, and so is a_pq of each pair of the next step.
-//  - Warp 0 computes the step's 32 rotations (lane k from a_pq, a_pp, a_qq of pair k) into shared
-//    memory and sets the diagonal blocks; a barrier; then every warp applies them. (Every warp
+//  - Within a sweep A is held as G B G and V as W G, G diagonal (its factors by index in shared
+//    memory), so that a rotation's factor c goes to G and not to every entry it moves, as in the
+//    register solve (registers::PairRotation): J = G^-1 M G' with M = [[1, s2], [-conj(s1), 1]]. The
+//    step applies M, whose entries cost four fused multiply-adds in complex against J's six; the
+//    convergence test at the start of each sweep folds G back into A and V.
+//  - Warp 0 computes the step's 32 rotations (lane k from b_pq, a_pp, a_qq, g_p and g_q of pair k)
+//    into shared memory and sets the diagonal blocks; a barrier; then every warp applies them. (Every warp
 //    computing all 32 for itself saves that barrier, but the kernel is bound by instruction issue,
 //    and the redundant rotations made it 5-11% slower: bench/results/2026-11-23-h100-evd-pairs.md.)
 //  - The step applies both sides at once, a 2 x 2 block at a time: the block of pairs (k, l) becomes
 //    J_k^H B J_l, and its mirror (l, k) is written as its conjugate transpose. Lane k of warp w takes
 //    the blocks l = k + d (mod 32) for d = w + 1 and d = w + 9 (d = 16 by lanes k < 16 only), so
-//    every unordered block is done once. The blocks that hold the next step's a_pq also write it
+//    every unordered block is done once (of B: M_k^H B M_l). The blocks that hold the next step's a_pq also write it
 //    where warp 0 will read it.
 //  - V lives in registers: lane k of warp w holds columns x_k and y_k of the rows w, w + 8, ... . The
 //    column update is thread-local, and the tournament's move of the players to their next positions
@@ -60,12 +65,13 @@ struct PairsLayout {
   using R = real_of<S>;
   static constexpr std::size_t region = align16(sizeof(S) * pairs::kNmax * pairs::kLdv);
   static constexpr std::size_t diag = align16(sizeof(R) * pairs::kNmax);
+  static constexpr std::size_t factors = align16(sizeof(R) * pairs::kNmax);
   static constexpr std::size_t apq = align16(sizeof(S) * pairs::kPairs);
-  static constexpr std::size_t rot = sizeof(RotationSE<S>) * pairs::kPairs;
+  static constexpr std::size_t rot = sizeof(Multipliers<S>) * pairs::kPairs;
   static constexpr std::size_t values = align16(sizeof(R) * pairs::kNmax);
   static constexpr std::size_t order = align16(sizeof(int) * pairs::kNmax);
   static constexpr std::size_t scratch = align16(sizeof(double) * 2 * pairs::kWarps);  // ThreadGroup::sum2's
-  static constexpr std::size_t small = diag + apq + rot + values + order + scratch;
+  static constexpr std::size_t small = diag + factors + apq + rot + values + order + scratch;
   static constexpr std::size_t bytes(bool warm) { return (warm ? 2 : 1) * region + small; }
 };
 
@@ -118,9 +124,10 @@ __device__ SolveInfo solve_in_pairs(const Args<S>& args, index_t b, char* smem, 
   S* A = reinterpret_cast<S*>(smem);
   S* Q = reinterpret_cast<S*>(smem + L::small + L::region);  // the second region (warm start only)
   char* p = smem + L::region;
-  R* diag = reinterpret_cast<R*>(p);           // [64], by index
-  S* apq = reinterpret_cast<S*>(p += L::diag);   // [32], a_pq of each pair of the step
-  auto* rot = reinterpret_cast<RotationSE<S>*>(p += L::apq);  // [32], the step's rotations
+  R* diag = reinterpret_cast<R*>(p);           // [64], by index, of A itself
+  R* factors = reinterpret_cast<R*>(p += L::diag);  // [64], by index: G's, A = G B G within a sweep
+  S* apq = reinterpret_cast<S*>(p += L::factors);   // [32], b_pq of each pair of the step
+  auto* rot = reinterpret_cast<Multipliers<S>*>(p += L::apq);  // [32], the step's rotations
   R* w = reinterpret_cast<R*>(p += L::rot);
   int* rank = reinterpret_cast<int*>(p += L::values);
   double* scratch = reinterpret_cast<double*>(p += L::order);
@@ -189,8 +196,7 @@ __device__ SolveInfo solve_in_pairs(const Args<S>& args, index_t b, char* smem, 
     }
   }
   g.sync();
-  for (int i = tid; i < kNmax; i += kThreads) diag[i] = re(A[i + i * kLda]);
-  for (int k = tid; k < kPairs; k += kThreads) apq[k] = A[k + (kNmax - 1 - k) * kLda];
+  for (int i = tid; i < kNmax; i += kThreads) diag[i] = re(A[i + i * kLda]), factors[i] = R(1);
 
   const R norm = sqrt(norm2);
   const R target = args.tol * norm;
@@ -208,44 +214,57 @@ __device__ SolveInfo solve_in_pairs(const Args<S>& args, index_t b, char* smem, 
     xl[half] = l, yl[half] = kNmax - 1 - l;
   }
   for (;;) {
+    // The test, of A itself: G folded into A (B's diagonal is never read: diag holds A's) and V.
     g.sync();
     R off2 = 0;
     for (int idx = tid; idx < kNmax * kNmax; idx += kThreads) {
       const int i = idx % kNmax, j = idx / kNmax;
-      if (i != j) off2 += abs2(A[i + j * kLda]);
+      if (i != j) {
+        const S a_ij = rn::scale(rn::mul(factors[i], factors[j]), A[i + j * kLda]);
+        A[i + j * kLda] = a_ij;
+        off2 += abs2(a_ij);
+      }
     }
-    off = sqrt(g.sum(off2));
+#pragma unroll
+    for (int r = 0; r < kRows; ++r) vx[r] = rn::scale(factors[x], vx[r]), vy[r] = rn::scale(factors[y], vy[r]);
+    off = sqrt(g.sum(off2));  // its barriers: every read of factors and write of A is done
+    if (warp == 0) {  // pair `lane` of the sweep's first step, which this lane alone reads next
+      apq[lane] = A[x + y * kLda];
+      factors[x] = factors[y] = R(1);
+    }
     if (off <= target || sweeps == args.max_sweeps) break;
     ++sweeps;
     for (int step = 0; step < kNmax - 1; ++step) {
       if (warp == 0) {  // the step's rotations, lane k's of pair k, and the diagonal blocks
-        const R dx = diag[x], dy = diag[y];  // lane k alone touches pair k's a_pq and diagonal here
-        const Rot<S> r = rotation_of(dx, dy, apq[lane], negligible2);
-        if (r.active) {
+        // Lane k alone touches pair k's b_pq, diagonal and factors here.
+        const R dx = diag[x], dy = diag[y], gx = factors[x], gy = factors[y];
+        const TangentRot<S> r = tangent_rotation_of(dx, dy, rn::scale(rn::mul(gx, gy), apq[lane]), negligible2);
+        if (!is_zero(r.t_e)) {
           diag[x] = dx - r.shift;
           diag[y] = dy + r.shift;
+          factors[x] = rn::mul(gx, r.c);
+          factors[y] = rn::mul(gy, r.c);
           A[x + y * kLda] = A[y + x * kLda] = zero;
         }
-        store_rotation(&rot[lane], r.s_e, r.c);
+        store_multipliers(&rot[lane], rn::scale(rn::mul(gy, rn::rcp(gx)), r.t_e), rn::scale(rn::mul(gx, rn::rcp(gy)), r.t_e));
       }
       g.sync();
-      const RotationSE<S> rk = load_rotation(&rot[lane]);
-      const R c = rk.c;
-      const S s_e = rk.s_e;
-      // The off-diagonal blocks (k, l), l = k + d: B <- J_k^H B J_l, and the mirror.
+      const Multipliers<S> mk = load_multipliers(&rot[lane]);
+      const S row_s1 = conj(mk.s1), row_s2 = conj(mk.s2);  // M^H from the left, as a column update
+      // The off-diagonal blocks (k, l), l = k + d: B <- M_k^H B M_l, and the mirror.
 #pragma unroll
       for (int half = 0; half < 2; ++half) {
         const int d = warp + 1 + kWarps * half;
         if (d == kPairs / 2 && lane >= kPairs / 2) continue;  // the block {k, k + 16} once
         const int l = (lane + d) % kPairs;
-        const RotationSE<S> rl = load_rotation(&rot[l]);
+        const Multipliers<S> ml = load_multipliers(&rot[l]);
         const int cx = xl[half] * kLda, cy = yl[half] * kLda;  // pair l's columns
         S b_xx = A[x + cx], b_xy = A[x + cy], b_yx = A[y + cx], b_yy = A[y + cy];
-        if (!is_zero(s_e) || !is_zero(rl.s_e)) {  // else both rotations are the identity
-          rotate_columns(b_xx, b_xy, rl.c, rl.s_e);  // row x of B J_l
-          rotate_columns(b_yx, b_yy, rl.c, rl.s_e);  // row y
-          rotate_columns(b_xx, b_yx, c, conj(s_e));  // J_k^H from the left: rows (x, y) as a column pair
-          rotate_columns(b_xy, b_yy, c, conj(s_e));
+        if (!is_zero(mk.s1) || !is_zero(ml.s1)) {  // else both are the identity
+          rotate_columns_unscaled(b_xx, b_xy, ml.s1, ml.s2);  // row x of B M_l
+          rotate_columns_unscaled(b_yx, b_yy, ml.s1, ml.s2);  // row y
+          rotate_columns_unscaled(b_xx, b_yx, row_s1, row_s2);  // M_k^H from the left: rows (x, y) as a column pair
+          rotate_columns_unscaled(b_xy, b_yy, row_s1, row_s2);
           A[x + cx] = b_xx, A[x + cy] = b_xy, A[y + cx] = b_yx, A[y + cy] = b_yy;
           A[xl[half] + x * kLda] = conj(b_xx), A[yl[half] + x * kLda] = conj(b_xy),
           A[xl[half] + y * kLda] = conj(b_yx), A[yl[half] + y * kLda] = conj(b_yy);
@@ -258,13 +277,13 @@ __device__ SolveInfo solve_in_pairs(const Args<S>& args, index_t b, char* smem, 
         if (d == 2 && lane <= kPairs - 3) apq[lane + 1] = conj(b_yx);
       }
 
-      // V <- V J, then the columns follow their players: lane k takes x from lane k + 1 (lane 31 its
+      // W <- W M, then the columns follow their players: lane k takes x from lane k + 1 (lane 31 its
       // own y, lane 0 keeps x), and y from lane k - 1 (lane 0 takes lane 1's x). Selected, not
       // branched on: a branch for lanes 0 and 31 made each row three paths in turn.
       const bool first = lane == 0, last = lane == kPairs - 1;
 #pragma unroll
       for (int r = 0; r < kRows; ++r) {
-        rotate_columns(vx[r], vy[r], c, s_e);
+        rotate_columns_unscaled(vx[r], vy[r], mk.s1, mk.s2);
         const S down = shfl_down(vx[r], 1);
         const S up = shfl_up(vy[r], 1);
         const S x_next = pick(first, vx[r], pick(last, vy[r], down));

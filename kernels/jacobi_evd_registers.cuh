@@ -70,35 +70,6 @@ struct PairRotation {
   real_of<S> c, shift;
 };
 
-// s1 and s2 of a step's pair in shared memory, moved in one vector access (two in complex double).
-template <class S>
-struct alignas(sizeof(S) == 4 ? 8 : 16) Multipliers {
-  S s1, s2;
-};
-template <class S>
-__device__ __forceinline__ void store_multipliers(Multipliers<S>* to, S s1, S s2) {
-  if constexpr (std::is_same_v<S, float>) *reinterpret_cast<float2*>(to) = {s1, s2};
-  else if constexpr (std::is_same_v<S, double>) *reinterpret_cast<double2*>(to) = {s1, s2};
-  else if constexpr (std::is_same_v<S, Cx<float>>) *reinterpret_cast<float4*>(to) = {s1.re, s1.im, s2.re, s2.im};
-  else reinterpret_cast<double2*>(to)[0] = {s1.re, s1.im}, reinterpret_cast<double2*>(to)[1] = {s2.re, s2.im};
-}
-template <class S>
-__device__ __forceinline__ Multipliers<S> load_multipliers(const Multipliers<S>* from) {
-  if constexpr (std::is_same_v<S, float>) {
-    const float2 x = *reinterpret_cast<const float2*>(from);
-    return {x.x, x.y};
-  } else if constexpr (std::is_same_v<S, double>) {
-    const double2 x = *reinterpret_cast<const double2*>(from);
-    return {x.x, x.y};
-  } else if constexpr (std::is_same_v<S, Cx<float>>) {
-    const float4 x = *reinterpret_cast<const float4*>(from);
-    return {{x.x, x.y}, {x.z, x.w}};
-  } else {
-    const double2 x = reinterpret_cast<const double2*>(from)[0], y = reinterpret_cast<const double2*>(from)[1];
-    return {{x.x, x.y}, {y.x, y.y}};
-  }
-}
-
 // Shuffles of S within a group of W lanes (width W).
 template <int W, class R>
 __device__ __forceinline__ R shfl(unsigned mask, R x, int src) { return __shfl_sync(mask, x, src, W); }

@@ -595,7 +595,7 @@ inline constexpr bool kRegistersFit = sizeof(S) * NMAX <= 256;
 // The shared memory of one matrix's register solve: the rotations of a step and the sort.
 template <class S, int NMAX>
 struct RegisterScratch {
-  registers::Multipliers<S> rot[2][NMAX / 2];  // a step's rotations, in two buffers used in turn
+  Multipliers<S> rot[2][NMAX / 2];  // a step's rotations, in two buffers used in turn
   real_of<S> w[NMAX];  // the factors of G by seat in Registers::unscale, then the eigenvalues by seat
   int player[NMAX];
   int rank[NMAX];

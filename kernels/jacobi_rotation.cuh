@@ -32,39 +32,6 @@ __device__ __forceinline__ void store_rotation(Rot<S>* to, const Rot<S>& r) {
   to->active = r.active;
 }
 
-// What the threads that apply a rotation need of it, J = [[c, s e], [-s conj(e), c]]: s e (zero when
-// J is the identity) and c, moved to and from shared memory in one vector access (two in complex
-// double) by store_rotation and load_rotation.
-template <class S>
-struct alignas(sizeof(S) == 4 ? 8 : 16) RotationSE {
-  S s_e;
-  real_of<S> c;
-};
-
-template <class S>
-__device__ __forceinline__ void store_rotation(RotationSE<S>* to, S s_e, real_of<S> c) {
-  if constexpr (std::is_same_v<S, float>) *reinterpret_cast<float2*>(to) = {s_e, c};
-  else if constexpr (std::is_same_v<S, double>) *reinterpret_cast<double2*>(to) = {s_e, c};
-  else if constexpr (std::is_same_v<S, Cx<float>>) *reinterpret_cast<float4*>(to) = {s_e.re, s_e.im, c, 0.0f};
-  else *reinterpret_cast<double2*>(to) = {s_e.re, s_e.im}, reinterpret_cast<double*>(to)[2] = c;
-}
-template <class S>
-__device__ __forceinline__ RotationSE<S> load_rotation(const RotationSE<S>* from) {
-  if constexpr (std::is_same_v<S, float>) {
-    const float2 x = *reinterpret_cast<const float2*>(from);
-    return {x.x, x.y};
-  } else if constexpr (std::is_same_v<S, double>) {
-    const double2 x = *reinterpret_cast<const double2*>(from);
-    return {x.x, x.y};
-  } else if constexpr (std::is_same_v<S, Cx<float>>) {
-    const float4 x = *reinterpret_cast<const float4*>(from);
-    return {{x.x, x.y}, x.z};
-  } else {
-    const double2 x = *reinterpret_cast<const double2*>(from);
-    return {{x.x, x.y}, reinterpret_cast<const double*>(from)[2]};
-  }
-}
-
 // Scalar operations rounded as written: the compiler may not contract them into fused multiply-adds,
 // which it may do differently in two inlined copies of the same code.
 namespace rn {
@@ -147,7 +114,7 @@ __device__ __forceinline__ Rot<S> rotation_of(real_of<S> app, real_of<S> aqq, S 
 }
 
 // rotation_of's J as c M with M = [[1, t e], [-t conj(e), 1]], for solves that apply M and keep the
-// factors c apart (registers::Registers): t e, c and the shift.
+// factors c apart (registers::Registers, solve_in_pairs): t e, c and the shift.
 template <class S>
 struct TangentRot {
   S t_e;
@@ -162,6 +129,38 @@ __device__ __forceinline__ TangentRot<S> tangent_rotation_of(real_of<S> app, rea
   const R abs_b = rn::mul(b2, inv);
   const R t = rotation_tangent(app, aqq, b2, abs_b);
   return {rn::scale(rn::mul(t, inv), b), rn::rsqrt(rn::fma(t, t, R(1))), rn::mul(t, abs_b)};
+}
+
+// M's multipliers as the threads that apply it need them, J = G^-1 M G' for the diagonal factors G
+// of a scaled solve (registers::PairRotation): s1 = t e g_q / g_p and s2 = t e g_p / g_q (both zero
+// when J is the identity), moved to and from shared memory in one vector access (two in complex
+// double).
+template <class S>
+struct alignas(sizeof(S) == 4 ? 8 : 16) Multipliers {
+  S s1, s2;
+};
+template <class S>
+__device__ __forceinline__ void store_multipliers(Multipliers<S>* to, S s1, S s2) {
+  if constexpr (std::is_same_v<S, float>) *reinterpret_cast<float2*>(to) = {s1, s2};
+  else if constexpr (std::is_same_v<S, double>) *reinterpret_cast<double2*>(to) = {s1, s2};
+  else if constexpr (std::is_same_v<S, Cx<float>>) *reinterpret_cast<float4*>(to) = {s1.re, s1.im, s2.re, s2.im};
+  else reinterpret_cast<double2*>(to)[0] = {s1.re, s1.im}, reinterpret_cast<double2*>(to)[1] = {s2.re, s2.im};
+}
+template <class S>
+__device__ __forceinline__ Multipliers<S> load_multipliers(const Multipliers<S>* from) {
+  if constexpr (std::is_same_v<S, float>) {
+    const float2 x = *reinterpret_cast<const float2*>(from);
+    return {x.x, x.y};
+  } else if constexpr (std::is_same_v<S, double>) {
+    const double2 x = *reinterpret_cast<const double2*>(from);
+    return {x.x, x.y};
+  } else if constexpr (std::is_same_v<S, Cx<float>>) {
+    const float4 x = *reinterpret_cast<const float4*>(from);
+    return {{x.x, x.y}, {x.z, x.w}};
+  } else {
+    const double2 x = reinterpret_cast<const double2*>(from)[0], y = reinterpret_cast<const double2*>(from)[1];
+    return {{x.x, x.y}, {y.x, y.y}};
+  }
 }
 
 // The smallest |a_pq|^2 worth a rotation: (tol ||A||_F / n)^2, at least the smallest normal number.
