@@ -228,11 +228,11 @@ __device__ SolveInfo solve_in_pairs(const Args<S>& args, index_t b, char* smem, 
 #pragma unroll
     for (int r = 0; r < kRows; ++r) vx[r] = rn::scale(factors[x], vx[r]), vy[r] = rn::scale(factors[y], vy[r]);
     off = sqrt(g.sum(off2));  // its barriers: every read of factors and write of A is done
+    if (off <= target || sweeps == args.max_sweeps) break;  // (before A is read again: V goes there next)
     if (warp == 0) {  // pair `lane` of the sweep's first step, which this lane alone reads next
       apq[lane] = A[x + y * kLda];
       factors[x] = factors[y] = R(1);
     }
-    if (off <= target || sweeps == args.max_sweeps) break;
     ++sweeps;
     for (int step = 0; step < kNmax - 1; ++step) {
       if (warp == 0) {  // the step's rotations, lane k's of pair k, and the diagonal blocks
