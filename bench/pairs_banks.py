@@ -20,12 +20,15 @@ kernel was no faster, as its added selects cost more issue slots than the confli
 """
 from collections import defaultdict
 
+import step_banks  # the tournament and bank model both scripts share (step_banks.py, beside this one)
+from step_banks import wavefronts
+
 M = 64     # players
 PAIRS = 32
 
 
 def player(position, step):  # detail::round_robin_player
-    return 0 if position == 0 else 1 + (position - 1 + step) % (M - 1)
+    return step_banks.player(position, step, M)
 
 
 def coloured_order(step):
@@ -47,14 +50,6 @@ ORDERS = {
     "lane 0 swapped": lambda step: 1 if 1 <= step <= PAIRS - 1 else 0,
     "2-colouring": coloured_order,
 }
-
-
-def wavefronts(addresses, words):
-    banks = defaultdict(set)
-    for a in addresses:
-        for w in range(words):
-            banks[(a * words + w) % 32].add(a * words + w)
-    return max((len(s) for s in banks.values()), default=0)
 
 
 def sweep(words, order):
