@@ -9,21 +9,22 @@
 // Thread mapping and memory (the point of this file: two barriers and few shared-memory accesses
 // per step):
 //  - A lives in shared memory, by index, column-major with leading dimension 64; its diagonal is kept
-//    apart, and so is a_pq of each pair of the next step.
+//    apart, and so is b_pq (below) of each pair of the next step.
 //  - Within a sweep A is held as G B G and V as W G, G diagonal (its factors by index in shared
 //    memory), so that a rotation's factor c goes to G and not to every entry it moves, as in the
 //    register solve (registers::PairRotation): J = G^-1 M G' with M = [[1, s2], [-conj(s1), 1]]. The
 //    step applies M, whose entries cost four fused multiply-adds in complex against J's six; the
 //    convergence test at the start of each sweep folds G back into A and V.
 //  - Warp 0 computes the step's 32 rotations (lane k from b_pq, a_pp, a_qq, g_p and g_q of pair k)
-//    into shared memory and sets the diagonal blocks; a barrier; then every warp applies them. (Every warp
-//    computing all 32 for itself saves that barrier, but the kernel is bound by instruction issue,
-//    and the redundant rotations made it 5-11% slower: bench/results/2026-11-23-h100-evd-pairs.md.)
-//  - The step applies both sides at once, a 2 x 2 block at a time: the block of pairs (k, l) becomes
-//    J_k^H B J_l, and its mirror (l, k) is written as its conjugate transpose. Lane k of warp w takes
-//    the blocks l = k + d (mod 32) for d = w + 1 and d = w + 9 (d = 16 by lanes k < 16 only), so
-//    every unordered block is done once (of B: M_k^H B M_l). The blocks that hold the next step's a_pq also write it
-//    where warp 0 will read it.
+//    into shared memory and sets the diagonal blocks; a barrier; then every warp applies them.
+//    (Every warp computing all 32 for itself saves that barrier, but the kernel is bound by
+//    instruction issue, and the redundant rotations made it 5-11% slower:
+//    bench/results/2026-11-23-h100-evd-pairs.md.)
+//  - The step applies both sides at once, a 2 x 2 block at a time: the block of pairs (k, l) of B
+//    becomes M_k^H B M_l, and its mirror (l, k) is written as its conjugate transpose. Lane k of
+//    warp w takes the blocks l = k + d (mod 32) for d = w + 1 and d = w + 9 (d = 16 by lanes k < 16
+//    only), so every unordered block is done once. The blocks that hold the next step's b_pq also
+//    write it where warp 0 will read it.
 //  - V lives in registers: lane k of warp w holds columns x_k and y_k of the rows w, w + 8, ... . The
 //    column update is thread-local, and the tournament's move of the players to their next positions
 //    is one shuffle down and one up per entry.
