@@ -247,7 +247,8 @@ __device__ SolveInfo solve_in_pairs(const Args<S>& args, index_t b, char* smem, 
           factors[y] = rn::mul(gy, r.c);
           A[x + y * kLda] = A[y + x * kLda] = zero;
         }
-        store_multipliers(&rot[lane], rn::scale(rn::mul(gy, rn::rcp(gx)), r.t_e), rn::scale(rn::mul(gx, rn::rcp(gy)), r.t_e));
+        const Multipliers<S> m = multipliers_of(r.t_e, gx, gy, rn::rcp(gx), rn::rcp(gy));
+        store_multipliers(&rot[lane], m.s1, m.s2);
       }
       g.sync();
       const Multipliers<S> mk = load_multipliers(&rot[lane]);

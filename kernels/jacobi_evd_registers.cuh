@@ -245,7 +245,8 @@ struct Registers {
     const TangentRot<S> r = tangent_rotation_of(even ? d : d_partner, even ? d_partner : d,
                                                 rn::scale(rn::mul(g_p, g_q), even ? own_bpq : partner_bpq),
                                                 negligible2);
-    return {rn::scale(rn::mul(g_q, h_p), r.t_e), rn::scale(rn::mul(g_p, h_q), r.t_e), r.c, r.shift};
+    const Multipliers<S> m = multipliers_of(r.t_e, g_p, g_q, h_p, h_q);
+    return {m.s1, m.s2, r.c, r.shift};
   }
   // Folds G into the rows of A and V (G <- I), with `by_seat` (NMAX reals of shared memory, free
   // again on return) to pass the factors round: at every convergence test, as off(A) is of A itself,

@@ -162,6 +162,13 @@ __device__ __forceinline__ Multipliers<S> load_multipliers(const Multipliers<S>*
     return {{x.x, x.y}, {y.x, y.y}};
   }
 }
+// s1 = t e g_q / g_p and s2 = t e g_p / g_q from tangent_rotation_of's t e, the factors g_p, g_q and
+// their reciprocals h_p, h_q.
+template <class S>
+__device__ __forceinline__ Multipliers<S> multipliers_of(S t_e, real_of<S> g_p, real_of<S> g_q, real_of<S> h_p,
+                                                         real_of<S> h_q) {
+  return {rn::scale(rn::mul(g_q, h_p), t_e), rn::scale(rn::mul(g_p, h_q), t_e)};
+}
 
 // The smallest |a_pq|^2 worth a rotation: (tol ||A||_F / n)^2, at least the smallest normal number.
 template <class R>
@@ -191,7 +198,7 @@ __device__ __forceinline__ void rotate_columns(Cx<R>& u, Cx<R>& w, R c, Cx<R> s)
 // The column update of a rotation whose factor c is kept apart (tangent_rotation_of):
 // (u, w) <- (u - conj(s1) w, w + s2 u), that is (u, w) <- (u, w) M with M = [[1, s2], [-conj(s1), 1]],
 // two fused multiply-adds an entry in real types and four in complex, against rotate_columns' three
-// and six. The register solve's scaled rotations (registers::Registers) take it.
+// and six. The scaled rotations of the register and pairs solves take it.
 template <class R>
 __device__ __forceinline__ void rotate_columns_unscaled(R& u, R& w, R s1, R s2) {
   const R x = u;
