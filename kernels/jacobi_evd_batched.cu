@@ -1,10 +1,11 @@
 // Batched two-sided Jacobi EVD of small Hermitian matrices (n <= 64), the whole solve in one launch;
 // the per-matrix solves are in jacobi_evd_solve.cuh. The mapping is chosen per size and type in
 // launch_evd_batched:
-//  - registers (n <= 32; see kSharedSolve): NMAX lanes per matrix (16 for warm starts at NMAX <= 8:
+//  - registers (n <= 32; see kSharedSolve): NMAX lanes per matrix, or for warm starts at NMAX = 8
+//    and 16 two column groups of NMAX (kRegisterColumnGroups; 16 lanes at NMAX = 4:
 //    kRegisterGroupLanes), in blocks of 128 threads (32 at NMAX = 8: kRegisterBlockThreads);
 //  - shared memory, a block of evd::shared_threads(NMAX, throughput) per matrix: complex double at
-//    16 < n <= 32, and warm starts of complex float at 8 < n <= 16;
+//    16 < n <= 32;
 //  - pairs (n > 32): a block of 256 threads per matrix, jacobi_evd_pairs.cuh.
 #include <cuda_runtime.h>
 
@@ -30,25 +31,21 @@ using evd::GroupLayout;
 template <class S, int NMAX>
 inline constexpr int kSharedBlocksPerSm = NMAX == 32 ? 3 : 1;
 
-// Whether the shared-memory solve tests convergence within its last sweeps (evd::kLastSweepsOff):
-// for warm starts (WARM), but not of complex double, whose kernel then spilled 138 bytes, not 76, and
-// whose warm batches of 32 ran 5.5% slower, where float 32 and complex float 32 (since moved to the
-// register solve) ran 3-5% faster (H200, bench/results/2026-11-26-h200-last-sweep-tests.md).
-template <class S, bool WARM>
-inline constexpr bool kLastSweepTests = WARM && !std::is_same_v<S, Cx<double>>;
-
-template <class S, int NMAX, bool LAST_SWEEP_TESTS>
+// The shared-memory solve here does not test convergence within its last sweeps
+// (evd::kLastSweepsOff): complex double, the one type that takes it, then spilled 138 bytes, not 76,
+// and its warm batches of 32 ran 5.5% slower (H200, bench/results/2026-11-26-h200-last-sweep-tests.md).
+template <class S, int NMAX>
 __global__ void __launch_bounds__(evd::shared_threads(NMAX, evd::StepShape::throughput),
                                   (kSharedBlocksPerSm<S, NMAX>))
     evd_shared_kernel(Args<S> args) {
   extern __shared__ __align__(16) char smem[];
-  evd::solve_in_shared<S, NMAX, evd::StepShape::throughput, LAST_SWEEP_TESTS>(args, blockIdx.x, smem, threadIdx.x);
+  evd::solve_in_shared<S, NMAX, evd::StepShape::throughput, false>(args, blockIdx.x, smem, threadIdx.x);
 }
 
-template <class S, int NMAX, bool WARM>
+template <class S, int NMAX>
 cudaError_t launch_shared(const Args<S>& args, cudaStream_t stream) {
   const std::size_t bytes = GroupLayout<S, NMAX>::bytes;
-  auto kernel = evd_shared_kernel<S, NMAX, kLastSweepTests<S, WARM>>;
+  auto kernel = evd_shared_kernel<S, NMAX>;
   const cudaError_t status = allow_dynamic_shared_memory(kernel, bytes);
   if (status != cudaSuccess) return status;
   kernel<<<unsigned(args.count), evd::shared_threads(NMAX, evd::StepShape::throughput), bytes, stream>>>(args);
@@ -80,30 +77,45 @@ cudaError_t launch_pairs(const Args<S>& args, cudaStream_t stream) {
 template <int NMAX>
 inline constexpr int kRegisterBlockThreads = NMAX == 8 ? 32 : 128;
 
-// The lanes a matrix takes in the register kernel: NMAX, or for warm starts at NMAX <= 8 sixteen, of
-// which NMAX work, so that two matrices share a warp rather than four or eight. A warm batch of 1024
-// fills the GPU only thinly, and a warp runs until the last of its matrices has converged. Back to
-// back, warm batches of 1024 ran 8-13% faster at n = 4 and 2-4% at n = 8 in all four types; a warp
-// per matrix gained less at n = 4, and lost 3-13% at n = 8 and, at n = 16 (two to a warp already),
-// 17-24% (H200, bench/results/2026-11-27-h200-warm-register-lanes.md).
-template <int NMAX, bool WARM>
-inline constexpr int kRegisterGroupLanes = WARM && NMAX <= 8 ? 16 : NMAX;
+// The column groups of a matrix in the register kernel (jacobi_evd_registers.cuh): two for warm
+// starts at NMAX = 8 and 16, so that a matrix's steps, the critical path of a warm batch of 1024
+// that fills the GPU only thinly, have twice the lanes. Back to back, warm batches of 1024 ran 12%
+// faster at float 16 (36.3-36.7 -> 40.6-40.9 million matrices a second), 15% at complex float 8, 19%
+// at complex float 16 (against the shared-memory solve it took before), 16% at double 16, 23% at
+// complex double 8, 3-5% at double 8 and complex double 16, and as fast at float 8 (H200,
+// bench/results/2026-11-27-h200-column-groups.md). Tests within the last sweep (as
+// kRegisterLastSweepTests) cost 2-6% with them in every type but complex float 8, which has them.
+template <class S, int NMAX, bool WARM>
+inline constexpr int kRegisterColumnGroups = WARM && (NMAX == 8 || NMAX == 16) ? 2 : 1;
+// The lanes a matrix takes in the register kernel: NMAX per column group, or for warm starts at
+// NMAX = 4 sixteen, of which NMAX work, so that two matrices share a warp rather than eight. A warm
+// batch of 1024 fills the GPU only thinly, and a warp runs until the last of its matrices has
+// converged. Back to back, warm batches of 1024 ran 8-13% faster at n = 4 and 2-4% at n = 8 in all
+// four types; a warp per matrix gained less at n = 4, and lost 3-13% at n = 8 and, at n = 16 (two to
+// a warp already), 17-24% (H200, bench/results/2026-11-27-h200-warm-register-lanes.md).
+template <class S, int NMAX, bool WARM>
+inline constexpr int kRegisterGroupLanes = kRegisterColumnGroups<S, NMAX, WARM> > 1
+                                               ? NMAX * kRegisterColumnGroups<S, NMAX, WARM>
+                                           : WARM && NMAX <= 8 ? 16
+                                                               : NMAX;
 // Matrices a block of the register kernel solves, each with its RegisterScratch in static shared
 // memory.
-template <int NMAX, bool WARM>
-inline constexpr int kRegisterGroups = kRegisterBlockThreads<NMAX> / kRegisterGroupLanes<NMAX, WARM>;
+template <class S, int NMAX, bool WARM>
+inline constexpr int kRegisterGroups = kRegisterBlockThreads<NMAX> / kRegisterGroupLanes<S, NMAX, WARM>;
 
 template <class S, int NMAX, bool WARM>
 __device__ __forceinline__ void solve_group_in_registers(const Args<S>& args) {
-  constexpr int kLanes = kRegisterGroupLanes<NMAX, WARM>;
-  constexpr int kGroups = kRegisterGroups<NMAX, WARM>;
-  __shared__ evd::RegisterScratch<S, NMAX> scratch[kGroups];
+  constexpr int kColumnGroups = kRegisterColumnGroups<S, NMAX, WARM>;
+  constexpr int kLanes = kRegisterGroupLanes<S, NMAX, WARM>;
+  constexpr int kWorking = NMAX * kColumnGroups;  // of the kLanes
+  constexpr int kGroups = kRegisterGroups<S, NMAX, WARM>;
+  __shared__ evd::RegisterScratch<S, NMAX, kColumnGroups> scratch[kGroups];
   extern __shared__ __align__(16) char warm_smem[];  // kGroups * kRegisterWarmScalars<NMAX> scalars with a warm start
   const int group = threadIdx.x / kLanes, lane = threadIdx.x % kLanes;
   const index_t b = index_t(blockIdx.x) * kGroups + group;
-  if (b >= args.count || lane >= NMAX) return;  // whole groups leave together; groups sharing a warp use their own masks
-  const unsigned mask = NMAX == 32 ? 0xffffffffu : ((1u << NMAX) - 1u) << (threadIdx.x % 32 / kLanes * kLanes);
-  evd::solve_in_registers<S, NMAX, WARM>(args, b, lane, mask, scratch[group],
+  if (b >= args.count || lane >= kWorking) return;  // whole groups leave together; groups sharing a warp use their own masks
+  const unsigned mask = kWorking == 32 ? 0xffffffffu : ((1u << kWorking) - 1u) << (threadIdx.x % 32 / kLanes * kLanes);
+  evd::solve_in_registers<S, NMAX, WARM, kColumnGroups>(args, b, lane, mask, scratch[group],
                                    reinterpret_cast<S*>(warm_smem) + group * evd::kRegisterWarmScalars<NMAX>);
 }
 
@@ -144,10 +156,11 @@ constexpr auto registers_kernel() {
 
 template <class S, int NMAX, bool WARM>
 cudaError_t launch_registers(const Args<S>& args, cudaStream_t stream) {
-  constexpr int kGroups = kRegisterGroups<NMAX, WARM>;
+  constexpr int kGroups = kRegisterGroups<S, NMAX, WARM>;
   const std::size_t bytes = WARM ? sizeof(S) * kGroups * evd::kRegisterWarmScalars<NMAX> : 0;
   auto kernel = registers_kernel<S, NMAX, WARM>();
-  const cudaError_t status = allow_dynamic_shared_memory(kernel, bytes, sizeof(evd::RegisterScratch<S, NMAX>) * kGroups);
+  const cudaError_t status = allow_dynamic_shared_memory(
+      kernel, bytes, sizeof(evd::RegisterScratch<S, NMAX, kRegisterColumnGroups<S, NMAX, WARM>>) * kGroups);
   if (status != cudaSuccess) return status;
   const index_t blocks = (args.count + kGroups - 1) / kGroups;
   kernel<<<unsigned(blocks), kRegisterBlockThreads<NMAX>, bytes, stream>>>(args);
@@ -161,22 +174,23 @@ cudaError_t load(Kernel kernel) {
 }
 
 // The mapping for n <= NMAX <= 32: the register solve, or a block per matrix in shared memory where
-// rows do not fit in registers, or for a warm start where that was faster. The register solve forms
-// B = V0^H A V0 and the closing Newton-Schulz products one row per lane, the block a row per lane of
-// a group of NMAX threads (evd::group_product). Warm-started on an H200, the block was 1.6-1.7x
-// faster for complex float at n = 16 and 32 and 1.07-1.23x for float at 32 against the register
-// solve of 2026-11-23 (bench/results/2026-11-23-batched-shared-step.md); against that of 2026-11-27
-// (pipelined steps at real n >= 16, warm kernels uncapped) it was 13% faster at complex float 16
-// only, and the register solve 1.83x faster at float 32 and 1.12x at complex float 32
-// (bench/results/2026-11-27-h200-warm-register-solve-at-32.md). Cold, the register solve was faster
-// in all four (1.35-2.3x). Double keeps the register solve (not measured).
-template <class S, int NMAX, bool WARM>
-inline constexpr bool kSharedSolve =
-    !evd::kRegistersFit<S, NMAX> || (WARM && std::is_same_v<S, Cx<float>> && NMAX == 16);
+// rows do not fit in registers (complex double 32). The register solve forms B = V0^H A V0 and the
+// closing Newton-Schulz products a row (or a column group's part of one) per lane, the block a row
+// per lane of a group of NMAX threads (evd::group_product). Warm-started on an H200, the block was
+// 1.6-1.7x faster for complex float at n = 16 and 32 and 1.07-1.23x for float at 32 against the
+// register solve of 2026-11-23 (bench/results/2026-11-23-batched-shared-step.md); against that of
+// 2026-11-27 (pipelined steps at real n >= 16, warm kernels uncapped) it was 13% faster at complex
+// float 16 only, and the register solve 1.83x faster at float 32 and 1.12x at complex float 32
+// (bench/results/2026-11-27-h200-warm-register-solve-at-32.md); with two column groups, the register
+// solve was 1.19x faster at complex float 16 too (26.7 against 22.5 million matrices a second back
+// to back, bench/results/2026-11-27-h200-column-groups.md). Cold, the register solve was faster in
+// all four (1.35-2.3x).
+template <class S, int NMAX>
+inline constexpr bool kSharedSolve = !evd::kRegistersFit<S, NMAX>;
 
 template <class S, int NMAX, bool WARM>
 cudaError_t launch_small(const Args<S>& args, cudaStream_t stream) {
-  if constexpr (kSharedSolve<S, NMAX, WARM>) return launch_shared<S, NMAX, WARM>(args, stream);
+  if constexpr (kSharedSolve<S, NMAX>) return launch_shared<S, NMAX>(args, stream);
   else return launch_registers<S, NMAX, WARM>(args, stream);
 }
 
@@ -187,7 +201,7 @@ cudaError_t launch_small(const Args<S>& args, cudaStream_t stream) {
 
 template <class S, int NMAX, bool WARM>
 cudaError_t load_small() {
-  if constexpr (kSharedSolve<S, NMAX, WARM>) return load(evd_shared_kernel<S, NMAX, kLastSweepTests<S, WARM>>);
+  if constexpr (kSharedSolve<S, NMAX>) return load(evd_shared_kernel<S, NMAX>);
   else return load(registers_kernel<S, NMAX, WARM>());
 }
 

@@ -14,6 +14,15 @@
 // Within a sweep A is held as G B G, G diagonal, so that a rotation's factor c goes to G rather than
 // to every entry it moves (PairRotation); each convergence test folds G back in (Registers::unscale).
 // n < NMAX is padded with zero rows and columns, which never rotate (their a_pq are exactly zero).
+//
+// Column groups (C > 1): a matrix takes C segments of NMAX lanes of one warp, and lane r of segment
+// h owns the K = NMAX / C seats hK .. hK + K - 1 of row r, of A and of V, so a warp-sized matrix's
+// step has C times the lanes. Seat pairs lie within a segment, so each segment's column phase needs
+// only its own pairs' rotations; the row phase needs every row's, and the segment that holds a
+// pair's columns computes its rotation and publishes it (with c and the shift, from which every
+// segment keeps d, g and 1 / g of its rows alike). The tournament moves two columns a step across
+// each boundary between segments, one each way (move_across_groups), by shuffles. For warm batches, which fill the GPU
+// only thinly, so that a matrix's steps are the critical path.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -69,6 +78,11 @@ struct PairRotation {
   S s1, s2;
   real_of<S> c, shift;
 };
+// What column groups publish of a rotation besides its Multipliers: c and the shift.
+template <class R>
+struct alignas(2 * sizeof(R)) FactorShift {
+  R c, shift;
+};
 
 // Shuffles of S within a group of W lanes (width W).
 template <int W, class R>
@@ -76,6 +90,18 @@ __device__ __forceinline__ R shfl(unsigned mask, R x, int src) { return __shfl_s
 template <int W, class R>
 __device__ __forceinline__ Cx<R> shfl(unsigned mask, Cx<R> x, int src) {
   return {__shfl_sync(mask, x.re, src, W), __shfl_sync(mask, x.im, src, W)};
+}
+template <int W, class R>
+__device__ __forceinline__ R shfl_up(unsigned mask, R x, int delta) { return __shfl_up_sync(mask, x, delta, W); }
+template <int W, class R>
+__device__ __forceinline__ Cx<R> shfl_up(unsigned mask, Cx<R> x, int delta) {
+  return {__shfl_up_sync(mask, x.re, delta, W), __shfl_up_sync(mask, x.im, delta, W)};
+}
+template <int W, class R>
+__device__ __forceinline__ R shfl_down(unsigned mask, R x, int delta) { return __shfl_down_sync(mask, x, delta, W); }
+template <int W, class R>
+__device__ __forceinline__ Cx<R> shfl_down(unsigned mask, Cx<R> x, int delta) {
+  return {__shfl_down_sync(mask, x.re, delta, W), __shfl_down_sync(mask, x.im, delta, W)};
 }
 template <int W, class R>
 __device__ __forceinline__ R shfl_xor(unsigned mask, R x, int lane_mask) { return __shfl_xor_sync(mask, x, lane_mask, W); }
@@ -180,60 +206,115 @@ __device__ __forceinline__ unsigned opaque(unsigned x) {
 // faster without them (H200, bench/results/2026-11-27-h200-scaled-rotations.md).
 enum class StepOrder { columns_first, rows_first };
 
-template <class S, int NMAX>
+// Where the occupant of seat j of a group of K seats comes from in the tournament move: its own
+// group (from_group 0) or the one to its left (-1) or right (+1), and the seat there. Even seats
+// take from two below and odd seats from two above; a group's seat 0 comes from the left group's
+// K - 2 and its seat K - 1 from the right group's seat 1, but at the ends of the table: in the first
+// group seat 0 (position 0) stays and seat 2 takes seat 1, and in the last seat K - 1 takes K - 2.
+struct SeatSource {
+  int from_group, seat;
+};
+__host__ __device__ constexpr SeatSource seat_source(int j, int k, bool first, bool last) {
+  if (j % 2 == 0) {
+    if (j >= 2) return {0, first && j == 2 ? 1 : j - 2};
+    return first ? SeatSource{0, 0} : SeatSource{-1, k - 2};
+  }
+  if (j + 2 < k) return {0, j + 2};
+  return last ? SeatSource{0, k - 2} : SeatSource{+1, 1};
+}
+// Whether seat_source, over C groups of NMAX / C seats, is source_seat's move.
+template <int NMAX, int C>
+constexpr bool is_tournament_move() {
+  constexpr int k = NMAX / C;
+  for (int h = 0; h < C; ++h)
+    for (int j = 0; j < k; ++j) {
+      const SeatSource from = seat_source(j, k, h == 0, h == C - 1);
+      if ((h + from.from_group) * k + from.seat != source_seat(h * k + j, NMAX)) return false;
+    }
+  return true;
+}
+static_assert(is_tournament_move<4, 1>() && is_tournament_move<8, 1>() && is_tournament_move<16, 1>() &&
+                  is_tournament_move<32, 1>() && is_tournament_move<8, 2>() && is_tournament_move<16, 2>() &&
+                  is_tournament_move<16, 4>() && is_tournament_move<32, 2>(),
+              "seat_source is not the tournament's move");
+
+// Row `lane` of A and of V in C column groups (file comment): K = NMAX / C seats of the row, from
+// seat group * K on. C = 1 is the whole row.
+template <class S, int NMAX, int C = 1>
 struct Registers {
   using R = real_of<S>;
-  S a[NMAX];  // row `lane` of B (A = G B G, PairRotation), columns by seat (its own seat's entry is stale: see d)
-  S v[NMAX];  // row `lane` of V G^-1, columns by seat
+  static constexpr int K = NMAX / C;  // seats a lane holds
+  static constexpr int kLanes = NMAX * C;  // lanes of a matrix
+  static_assert(C == 1 || (K >= 4 && kLanes <= 32), "column groups of at least four seats, within a warp");
+  S a[K];  // row `lane` of B (A = G B G, PairRotation), columns by seat (its own seat's entry is stale: see d)
+  S v[K];  // row `lane` of V G^-1, columns by seat
   R d;        // the row's diagonal entry a(seat, seat), of A itself
   R g, h;     // the row's factor in G, and 1 / g
   int lane;   // the row's index (>= n: padding)
+  int group;  // the lane's column group: its seats are group * K .. group * K + K - 1
   int seat;   // where index `lane` sits now: `lane` again at the start of every sweep
   int partner;  // the lane whose index sits in seat ^ 1
   unsigned mask;
-  unsigned me_bit;  // one-hot mask of the row's seat at the start of a sweep (1 << lane), opaque
+  unsigned me_bit;  // one-hot mask of the row's seat, within the group, at the start of a sweep (1 << lane), opaque
 
-  __device__ __forceinline__ void start(int row, unsigned lanes) {
+  __device__ __forceinline__ void start(int row, unsigned lanes, int column_group = 0) {
     lane = row;
+    group = column_group;
     seat = row;
     partner = row ^ 1;
     mask = lanes;
-    me_bit = opaque(1u << row);
+    me_bit = local_bit(row);
     g = h = R(1);
   }
+  // One-hot mask of a seat within the group (0 if the group does not hold it), opaque.
+  __device__ __forceinline__ unsigned local_bit(int s) const {
+    if constexpr (C == 1) return opaque(1u << s);
+    else return opaque(s / K == group ? 1u << (s % K) : 0u);
+  }
   __device__ __forceinline__ bool is_me(int j) const { return (me_bit >> j) & 1u; }
+  // The global seat of the lane's seat j.
+  __device__ __forceinline__ int seat_of(int j) const { return C == 1 ? j : group * K + j; }
+  // Whether the lane's group holds the seats of the row's pair.
+  __device__ __forceinline__ bool holds_pair() const { return C == 1 || seat / K == group; }
 
-  // d from the row's own entry: once, before the sweeps.
+  // d from the row's own entry: once, before the sweeps (with column groups, from the group that
+  // holds it).
   __device__ __forceinline__ void take_diagonal() {
     S x = from_real<S>(R(0));
 #pragma unroll
-    for (int j = 0; j < NMAX; ++j)
+    for (int j = 0; j < K; ++j)
       if (is_me(j)) x = a[j];
     d = re(x);
+    if constexpr (C > 1) d = shfl<kLanes>(mask, d, lane / K * NMAX + lane);
   }
-  // a[2 pair + SECOND] for a run-time seat pair: by groups of four seat pairs, a tree of three
-  // selections on the low two bits of the pair's index within each group, and a chain over the groups
-  // on the rest (the bits opaque). A whole tree took more registers, and spilled.
+  // a[2 pair + SECOND] for a run-time seat pair of the group: by groups of four seat pairs, a tree of
+  // three selections on the low two bits of the pair's index within each group, and a chain over the
+  // groups on the rest (the bits opaque). A whole tree took more registers, and spilled.
   template <int SECOND>
   __device__ __forceinline__ S entry_of_pair(unsigned pair) const {
     pair = opaque(pair);
-    constexpr int kGroup = NMAX / 2 < 4 ? NMAX / 2 : 4;
+    constexpr int kGroup = K / 2 < 4 ? K / 2 : 4;
     const bool bit0 = pair & 1u, bit1 = (pair >> 1) & 1u;
     S x = from_real<S>(R(0));
 #pragma unroll
-    for (int g = 0; g < NMAX / 2; g += kGroup) {
+    for (int g = 0; g < K / 2; g += kGroup) {
       S y = bit0 ? a[2 * g + 2 + SECOND] : a[2 * g + SECOND];
       if constexpr (kGroup == 4) y = bit1 ? (bit0 ? a[2 * g + 6 + SECOND] : a[2 * g + 4 + SECOND]) : y;
       x = pair / kGroup == unsigned(g / kGroup) ? y : x;
     }
     return x;
   }
-  // a(seat, seat + 1), for an even seat.
-  __device__ __forceinline__ S partner_entry() const { return entry_of_pair<1>(unsigned(seat) >> 1); }
+  // a(seat, seat + 1), for an even seat the group holds.
+  __device__ __forceinline__ S partner_entry() const { return entry_of_pair<1>(local_pair()); }
+  // The row's seat pair within the group (meaningful where the group holds it).
+  __device__ __forceinline__ unsigned local_pair() const {
+    return C == 1 ? unsigned(seat) >> 1 : (unsigned(seat) >> 1) % unsigned(K / 2);
+  }
 
   // The rotation of the row's seat pair, from the even seat's b(p, q), both diagonal entries and
   // both factors of G: both seats compute it (tangent_rotation_of rounds alike in every thread), so
-  // each has it, and its new diagonal entry, at once.
+  // each has it, and its new diagonal entry, at once. With column groups, meaningful where the
+  // group holds the pair.
   __device__ __forceinline__ PairRotation<S> pair_rotation(R negligible2) const {
     const bool even = (seat & 1) == 0;
     const S own_bpq = partner_entry();  // meaningful in the even seat
@@ -253,11 +334,11 @@ struct Registers {
   // which also keeps G within [2^-(NMAX-1)/2, 1] (a factor falls by c >= 1/sqrt(2) a step).
   __device__ __forceinline__ void unscale(R* by_seat) {
     __syncwarp(mask);
-    by_seat[seat] = g;
+    if (C == 1 || group == 0) by_seat[seat] = g;  // every group holds the same g
     __syncwarp(mask);
 #pragma unroll
-    for (int j = 0; j < NMAX; ++j) {
-      const R g_j = by_seat[j];
+    for (int j = 0; j < K; ++j) {
+      const R g_j = by_seat[seat_of(j)];
       a[j] = rn::scale(rn::mul(g, g_j), a[j]);
       v[j] = rn::scale(g_j, v[j]);
     }
@@ -267,13 +348,13 @@ struct Registers {
   // The row's share of off(A)^2: every entry but its own, whose seat is one-hot in `own`: me_bit at
   // the start of a sweep, seat_bit() within one. (At a sweep's start the two are equal; seat_bit()
   // there too changed the registers of kernels that never test within a sweep, cold ones included.)
-  __device__ __forceinline__ unsigned seat_bit() const { return opaque(1u << seat); }
+  __device__ __forceinline__ unsigned seat_bit() const { return local_bit(seat); }
   // The own entry is masked by a multiplication, not a branch: after Registers::unscale, branches
   // here made ptxas fail to allocate predicate registers in the persistent solver's complex kernels.
   __device__ __forceinline__ R off_norm2_of_row(unsigned own) const {
     R sum = 0;
 #pragma unroll
-    for (int j = 0; j < NMAX; ++j) sum += R((~own >> j) & 1u) * abs2(a[j]);
+    for (int j = 0; j < K; ++j) sum += R((~own >> j) & 1u) * abs2(a[j]);
     return sum;
   }
 
@@ -282,7 +363,7 @@ struct Registers {
   __device__ __forceinline__ void rotate_rows(const PairRotation<S>& mine) {
     const S coef = (seat & 1) == 0 ? from_real<S>(R(0)) - mine.s1 : conj(mine.s2);
 #pragma unroll
-    for (int j0 = 0; j0 < NMAX; j0 += 4) {
+    for (int j0 = 0; j0 < K; j0 += 4) {
       const S entries[4] = {a[j0], a[j0 + 1], a[j0 + 2], a[j0 + 3]};
       S other[4];
       shfl4<NMAX>(mask, entries, other, partner);
@@ -290,10 +371,10 @@ struct Registers {
       for (int i = 0; i < 4; ++i) a[j0 + i] = combine_rows(a[j0 + i], coef, other[i]);
     }
   }
-  // The column phase, B <- B M and V <- V M, with the step's NMAX / 2 rotations from shared memory.
+  // The column phase, B <- B M and V <- V M, with the group's K / 2 rotations from shared memory.
   __device__ __forceinline__ void rotate_columns_of(const Multipliers<S>* rot) {
 #pragma unroll
-    for (int k = 0; k < NMAX / 2; ++k) {
+    for (int k = 0; k < K / 2; ++k) {
       const Multipliers<S> r = load_multipliers(&rot[k]);
       rotate_columns_unscaled(a[2 * k], a[2 * k + 1], r.s1, r.s2);
       rotate_columns_unscaled(v[2 * k], v[2 * k + 1], r.s1, r.s2);
@@ -302,48 +383,85 @@ struct Registers {
 
   // One step: rotations of all seat pairs (2k, 2k+1), then the tournament move. `rot` holds the
   // step's NMAX / 2 rotations in shared memory (the caller alternates two buffers from step to step,
-  // so that one barrier a step suffices); `next` is the lane's schedule entry for the next step
-  // (Schedule).
+  // so that one barrier a step suffices), and with column groups `factors` their c and shifts; `next`
+  // is the lane's schedule entry for the next step (Schedule).
   template <StepOrder ORDER>
-  __device__ __forceinline__ void step(Multipliers<S>* rot, unsigned next, R negligible2) {
+  __device__ __forceinline__ void step(Multipliers<S>* rot, FactorShift<R>* factors, unsigned next, R negligible2) {
     const unsigned pair = unsigned(seat) >> 1;
     const bool even = (seat & 1) == 0;
-    const PairRotation<S> mine = pair_rotation(negligible2);
-    if (even) store_multipliers(&rot[pair], mine.s1, mine.s2);
+    PairRotation<S> mine = pair_rotation(negligible2);
+    const bool holds = holds_pair();
+    if (holds && even) {
+      store_multipliers(&rot[pair], mine.s1, mine.s2);
+      if constexpr (C > 1) factors[pair] = {mine.c, mine.shift};
+    }
+    if constexpr (C > 1) {  // the rotation of a pair that another group holds, as that group published it
+      __syncwarp(mask);
+      if (!holds) {
+        const Multipliers<S> m = load_multipliers(&rot[pair]);
+        const FactorShift<R> f = factors[pair];
+        mine = {m.s1, m.s2, f.c, f.shift};
+      }
+    }
     d = even ? d - mine.shift : d + mine.shift;
     g *= mine.c;
     h = rn::rcp(g);  // not h / c, whose rounding errors would add up through the sweep: see PairRotation
     // A rotated pair's block loses both entries of the row's pair: a(p, q) becomes exactly zero, and
     // the row's own entry is stale anyway (d holds it). One test per pair, on an opaque one-hot
     // mask, after the second phase.
-    const unsigned zero_pair = opaque(is_zero(mine.s1) ? 0u : 1u << pair);
-    if constexpr (ORDER == StepOrder::rows_first) {
+    const unsigned zero_pair = opaque(is_zero(mine.s1) || !holds ? 0u : 1u << (C == 1 ? pair : local_pair()));
+    const Multipliers<S>* group_rot = rot + (C == 1 ? 0 : group * (K / 2));
+    if constexpr (C > 1) {
+      rotate_columns_of(group_rot);
+      rotate_rows(mine);
+    } else if constexpr (ORDER == StepOrder::rows_first) {
       rotate_rows(mine);
       __syncwarp(mask);  // every rotation of the step published
-      rotate_columns_of(rot);
+      rotate_columns_of(group_rot);
     } else {
       __syncwarp(mask);
-      rotate_columns_of(rot);
+      rotate_columns_of(group_rot);
       rotate_rows(mine);
     }
 #pragma unroll
-    for (int k = 0; k < NMAX / 2; ++k)
+    for (int k = 0; k < K / 2; ++k)
       if ((zero_pair >> k) & 1u) a[2 * k] = a[2 * k + 1] = from_real<S>(R(0));
     // The tournament move: columns (of A and V) by register renaming; the row follows its seat.
-    S ta[NMAX], tv[NMAX];
+    if constexpr (C == 1) {
+      S ta[NMAX], tv[NMAX];
 #pragma unroll
-    for (int j = 0; j < NMAX; ++j) ta[j] = a[source_seat(j, NMAX)], tv[j] = v[source_seat(j, NMAX)];
+      for (int j = 0; j < NMAX; ++j) ta[j] = a[source_seat(j, NMAX)], tv[j] = v[source_seat(j, NMAX)];
 #pragma unroll
-    for (int j = 0; j < NMAX; ++j) a[j] = ta[j], v[j] = tv[j];
+      for (int j = 0; j < NMAX; ++j) a[j] = ta[j], v[j] = tv[j];
+    } else {
+      move_across_groups(a);
+      move_across_groups(v);
+    }
     seat = int(next & 0xffu);
     partner = int(next >> 8);
+  }
+  // The tournament move of a row's columns (of A or V) in column groups: by register renaming
+  // within the group (seat_source), and across groups by shuffles with the lanes of the same row in
+  // the neighbouring groups.
+  __device__ __forceinline__ void move_across_groups(S (&x)[K]) {
+    const S from_left = shfl_up<kLanes>(mask, x[K - 2], NMAX), from_right = shfl_down<kLanes>(mask, x[1], NMAX);
+    const bool first = group == 0, last = group == C - 1;
+    auto take = [&](SeatSource from) { return from.from_group < 0 ? from_left : from.from_group > 0 ? from_right : x[from.seat]; };
+    S t[K];
+#pragma unroll
+    for (int j = 0; j < K; ++j)
+      t[j] = first ? take(seat_source(j, K, true, false))
+             : last ? take(seat_source(j, K, false, true))
+                    : take(seat_source(j, K, false, false));
+#pragma unroll
+    for (int j = 0; j < K; ++j) x[j] = t[j];
   }
 
   // Scales the columns of V to unit length (c rounds to exactly 1 for t^2 < epsilon, lengthening
   // both columns of every such rotation a little, always the same way).
   __device__ __forceinline__ void normalise_v() {
 #pragma unroll
-    for (int j = 0; j < NMAX; ++j) {
+    for (int j = 0; j < K; ++j) {
       const R norm2 = group_sum<NMAX>(mask, abs2(v[j]));
       if (norm2 > R(0)) v[j] = (R(1) / sqrt(norm2)) * v[j];
     }

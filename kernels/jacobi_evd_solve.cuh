@@ -592,14 +592,27 @@ __device__ SolveInfo solve_in_shared(const Args<S>& args, index_t b, char* smem,
 template <class S, int NMAX>
 inline constexpr bool kRegistersFit = sizeof(S) * NMAX <= 256;
 
-// The shared memory of one matrix's register solve: the rotations of a step and the sort.
+// The shared memory of one matrix's register solve: the rotations of a step and the sort, and with
+// column groups (C > 1) the rotations' c and shifts.
 template <class S, int NMAX>
-struct RegisterScratch {
+struct RegisterScratchOfRows {
   Multipliers<S> rot[2][NMAX / 2];  // a step's rotations, in two buffers used in turn
   real_of<S> w[NMAX];  // the factors of G by seat in Registers::unscale, then the eigenvalues by seat
   int player[NMAX];
   int rank[NMAX];
 };
+template <class S, int NMAX, int C = 1>
+struct RegisterScratch : RegisterScratchOfRows<S, NMAX> {
+  registers::FactorShift<real_of<S>> factors[2][NMAX / 2];
+};
+template <class S, int NMAX>
+struct RegisterScratch<S, NMAX, 1> : RegisterScratchOfRows<S, NMAX> {};
+template <class S, int NMAX, int C>
+__device__ __forceinline__ registers::FactorShift<real_of<S>>* factors_of(RegisterScratch<S, NMAX, C>& scratch,
+                                                                         unsigned buffer) {
+  if constexpr (C > 1) return scratch.factors[buffer];
+  else return nullptr;
+}
 
 // Whether the register solve's warm starts test convergence every second step of a sweep that starts
 // within kLastSweepsOff of the target. Where NMAX lanes hold several matrices, a warp goes on until
@@ -616,51 +629,58 @@ inline constexpr bool kRegisterLastSweepTests = std::is_same_v<S, Cx<float>> && 
 template <int NMAX>
 inline constexpr int kRegisterWarmScalars = 2 * NMAX * (NMAX + 1);
 
-// Solves matrix b of `args` on the NMAX lanes of `mask` (lane = 0 .. NMAX-1 within them), rows in
-// registers (jacobi_evd_registers.cuh). `warm_buffer` holds kRegisterWarmScalars<NMAX> scalars when
-// there is a warm start (unused otherwise). With MAY_WARM false, args.warm_start is ignored and the
-// warm-start code is left out, which spares registers where every row is held in them.
-template <class S, int NMAX, bool MAY_WARM = true>
+// Solves matrix b of `args` on the NMAX * C lanes of `mask` (lane = 0 .. NMAX * C - 1 within them),
+// rows in registers (jacobi_evd_registers.cuh; C column groups, lane = group * NMAX + row).
+// `warm_buffer` holds kRegisterWarmScalars<NMAX> scalars when there is a warm start (unused
+// otherwise). With MAY_WARM false, args.warm_start is ignored and the warm-start code is left out,
+// which spares registers where every row is held in them.
+template <class S, int NMAX, bool MAY_WARM = true, int C = 1>
 __device__ __forceinline__ SolveInfo solve_in_registers(const Args<S>& args, index_t b, int lane, unsigned mask,
-                                   RegisterScratch<S, NMAX>& scratch, S* warm_buffer) {
+                                   RegisterScratch<S, NMAX, C>& scratch, S* warm_buffer) {
   using R = real_of<S>;
+  using Rows = registers::Registers<S, NMAX, C>;
   constexpr int kLd = NMAX + 1;
+  constexpr int K = Rows::K;
+  constexpr int kLanes = Rows::kLanes;
   const int n = args.n;
   const S* a = args.a + b * args.stride_a;
   const S zero = from_real<S>(R(0));
+  const int row = C == 1 ? lane : lane % NMAX;
 
-  registers::Registers<S, NMAX> m;
-  m.start(lane, mask);
+  Rows m;
+  m.start(row, mask, C == 1 ? 0 : lane / NMAX);
 
   // Pass 1: finiteness and the scaling exponent (coalesced: lanes read down a column).
   bool bad = false;
   R amax = 0;
 #pragma unroll
-  for (int j = 0; j < NMAX; ++j) {
-    const S x = lane < n && j < n ? a[lane + index_t(j) * args.lda] : zero;
+  for (int j = 0; j < K; ++j) {
+    const int col = m.seat_of(j);
+    const S x = row < n && col < n ? a[row + index_t(col) * args.lda] : zero;
     bad |= !finite(x);
     amax = fmax(amax, max_component(x));
   }
-  if (__any_sync(mask, bad)) return write_invalid(args, b, lane, NMAX);
-  for (int offset = NMAX / 2; offset > 0; offset /= 2) amax = fmax(amax, __shfl_xor_sync(mask, amax, offset, NMAX));
+  if (__any_sync(mask, bad)) return write_invalid(args, b, lane, kLanes);
+  for (int offset = kLanes / 2; offset > 0; offset /= 2) amax = fmax(amax, __shfl_xor_sync(mask, amax, offset, kLanes));
   const int exponent = amax > R(0) ? -ilogb(amax) : 0;
 
-  // Pass 2: the scaled lower triangle mirrored into row `lane`; Hermitian defect and norm.
+  // Pass 2: the scaled lower triangle mirrored into row `row`; Hermitian defect and norm.
   R defect2 = 0, norm2 = 0;
 #pragma unroll
-  for (int j = 0; j < NMAX; ++j) {
-    const bool inside = lane < n && j < n;
-    const S x = inside ? scale2(a[lane + index_t(j) * args.lda], exponent) : zero;
-    const S xt = inside ? scale2(a[j + index_t(lane) * args.lda], exponent) : zero;
+  for (int j = 0; j < K; ++j) {
+    const int col = m.seat_of(j);
+    const bool inside = row < n && col < n;
+    const S x = inside ? scale2(a[row + index_t(col) * args.lda], exponent) : zero;
+    const S xt = inside ? scale2(a[col + index_t(row) * args.lda], exponent) : zero;
     defect2 += abs2(x - conj(xt));
     norm2 += abs2(x);
-    m.a[j] = j < lane ? x : m.is_me(j) ? from_real<S>(re(x)) : conj(xt);
+    m.a[j] = col < row ? x : m.is_me(j) ? from_real<S>(re(x)) : conj(xt);
   }
-  defect2 = registers::group_sum<NMAX>(mask, defect2);
-  norm2 = registers::group_sum<NMAX>(mask, norm2);
-  if (!(sqrt(defect2) <= args.symmetry_tol * sqrt(norm2))) return write_invalid(args, b, lane, NMAX);
+  defect2 = registers::group_sum<kLanes>(mask, defect2);
+  norm2 = registers::group_sum<kLanes>(mask, norm2);
+  if (!(sqrt(defect2) <= args.symmetry_tol * sqrt(norm2))) return write_invalid(args, b, lane, kLanes);
 
-  // V: identity, or the warm start (padded with the identity); then B = V0^H A V0 in row `lane`.
+  // V: identity, or the warm start (padded with the identity); then B = V0^H A V0 in row `row`.
   const S* v0 = MAY_WARM && args.warm_start ? args.warm_start + b * args.stride_w : nullptr;
   // The products hold no more in registers than the sweeps do (a row of A and one of V): loops over
   // a register row are unrolled, and results build up in a row that is free. The other loops are
@@ -669,45 +689,68 @@ __device__ __forceinline__ SolveInfo solve_in_registers(const Args<S>& args, ind
   // bench/results/2026-11-26-h100-register-products-unrolled.md).
   constexpr int kUnrollProducts = NMAX <= 8 ? NMAX : 1;
   if (v0) {
-    // V0's row `lane` into V's registers, every load in flight at once (the lanes read down each
-    // column), and into shared memory, where the products read it.
+    // V0's row into V's registers, every load in flight at once (the lanes read down each column),
+    // and into shared memory, where the products read it.
     S* p = warm_buffer;               // A V0, then B, by rows
     S* q = warm_buffer + NMAX * kLd;  // V0, by rows
 #pragma unroll
-    for (int j = 0; j < NMAX; ++j)
-      m.v[j] = lane < n && j < n ? v0[lane + index_t(j) * args.ldw] : from_real<S>(R(m.is_me(j) ? 1 : 0));
+    for (int j = 0; j < K; ++j) {
+      const int col = m.seat_of(j);
+      m.v[j] = row < n && col < n ? v0[row + index_t(col) * args.ldw] : from_real<S>(R(m.is_me(j) ? 1 : 0));
+    }
 #pragma unroll
-    for (int j = 0; j < NMAX; ++j) q[lane * kLd + j] = m.v[j];
-    __syncwarp(mask);
+    for (int j = 0; j < K; ++j) q[row * kLd + m.seat_of(j)] = m.v[j];
+    if constexpr (C == 1) {
+      __syncwarp(mask);
 #pragma unroll kUnrollProducts
-    for (int j = 0; j < NMAX; ++j) {  // P = A V0, row `lane`, in two sums (half the dependent chain)
-      S even = zero, odd = zero;
+      for (int j = 0; j < NMAX; ++j) {  // P = A V0, row `lane`, in two sums (half the dependent chain)
+        S even = zero, odd = zero;
 #pragma unroll
-      for (int k = 0; k < NMAX; k += 2) {
-        even += m.a[k] * q[k * kLd + j];
-        odd += m.a[k + 1] * q[(k + 1) * kLd + j];
+        for (int k = 0; k < NMAX; k += 2) {
+          even += m.a[k] * q[k * kLd + j];
+          odd += m.a[k + 1] * q[(k + 1) * kLd + j];
+        }
+        p[lane * kLd + j] = even + odd;
       }
-      p[lane * kLd + j] = even + odd;
+    } else {  // the row of A is spread over the groups: through shared memory first
+#pragma unroll
+      for (int j = 0; j < K; ++j) p[row * kLd + m.seat_of(j)] = m.a[j];
+      __syncwarp(mask);
+#pragma unroll
+      for (int j = 0; j < K; ++j) {  // P = A V0, the group's part of row `row`, in two sums
+        S even = zero, odd = zero;
+#pragma unroll
+        for (int k = 0; k < NMAX; k += 2) {
+          even += p[row * kLd + k] * q[k * kLd + m.seat_of(j)];
+          odd += p[row * kLd + k + 1] * q[(k + 1) * kLd + m.seat_of(j)];
+        }
+        m.a[j] = even + odd;
+      }
+      __syncwarp(mask);
+#pragma unroll
+      for (int j = 0; j < K; ++j) p[row * kLd + m.seat_of(j)] = m.a[j];
     }
     __syncwarp(mask);
 #pragma unroll
-    for (int j = 0; j < NMAX; ++j) m.a[j] = zero;
+    for (int j = 0; j < K; ++j) m.a[j] = zero;
 #pragma unroll kUnrollProducts
-    for (int k = 0; k < NMAX; ++k) {  // B = V0^H P, row `lane`, in A's registers
-      const S x = q[k * kLd + lane];
+    for (int k = 0; k < NMAX; ++k) {  // B = V0^H P, row `row`, in A's registers
+      const S x = q[k * kLd + row];
 #pragma unroll
-      for (int j = 0; j < NMAX; ++j) m.a[j] += conj_mul(x, p[k * kLd + j]);
+      for (int j = 0; j < K; ++j) m.a[j] += conj_mul(x, p[k * kLd + m.seat_of(j)]);
     }
     __syncwarp(mask);
 #pragma unroll
-    for (int j = 0; j < NMAX; ++j) p[lane * kLd + j] = m.a[j];
+    for (int j = 0; j < K; ++j) p[row * kLd + m.seat_of(j)] = m.a[j];
     __syncwarp(mask);
 #pragma unroll
-    for (int j = 0; j < NMAX; ++j)  // exactly Hermitian: the lower triangle mirrored
-      m.a[j] = j < lane ? m.a[j] : m.is_me(j) ? from_real<S>(re(m.a[j])) : conj(p[j * kLd + lane]);
+    for (int j = 0; j < K; ++j) {  // exactly Hermitian: the lower triangle mirrored
+      const int col = m.seat_of(j);
+      m.a[j] = col < row ? m.a[j] : m.is_me(j) ? from_real<S>(re(m.a[j])) : conj(p[col * kLd + row]);
+    }
   } else {
 #pragma unroll
-    for (int j = 0; j < NMAX; ++j) m.v[j] = from_real<S>(R(m.is_me(j) ? 1 : 0));
+    for (int j = 0; j < K; ++j) m.v[j] = from_real<S>(R(m.is_me(j) ? 1 : 0));
   }
   m.take_diagonal();
 
@@ -722,7 +765,7 @@ __device__ __forceinline__ SolveInfo solve_in_registers(const Args<S>& args, ind
   // off(A), with G folded into the rows first; `own`: the row's seat, one-hot (Registers::off_norm2_of_row).
   auto off_norm = [&](unsigned own) {
     m.unscale(scratch.w);
-    return sqrt(registers::group_sum<NMAX>(mask, m.off_norm2_of_row(own)));
+    return sqrt(registers::group_sum<kLanes>(mask, m.off_norm2_of_row(own)));
   };
   bool tested = false;  // off holds off(A), from a test within the sweep
   for (;;) {
@@ -733,8 +776,8 @@ __device__ __forceinline__ SolveInfo solve_in_registers(const Args<S>& args, ind
     if (v0) {  // warm starts: the row phase first (registers::StepOrder); a cold solve is the same everywhere
       const bool test_steps = kRegisterLastSweepTests<S, NMAX> && off <= R(kLastSweepsOff) * target;
       for (int step = 0; step < NMAX - 1; ++step, buffer ^= 1u) {
-        m.template step<registers::StepOrder::rows_first>(scratch.rot[buffer],
-                                                          schedule[step + 1 < NMAX - 1 ? step + 1 : 0][lane], negligible2);
+        m.template step<registers::StepOrder::rows_first>(scratch.rot[buffer], factors_of(scratch, buffer),
+                                                          schedule[step + 1 < NMAX - 1 ? step + 1 : 0][row], negligible2);
         if (test_steps && step % 2 == 1 && (off = off_norm(m.seat_bit())) <= target) {  // the loop's test stops the solve
           tested = true;
           break;
@@ -742,8 +785,8 @@ __device__ __forceinline__ SolveInfo solve_in_registers(const Args<S>& args, ind
       }
     } else
       for (int step = 0; step < NMAX - 1; ++step, buffer ^= 1u)
-        m.template step<registers::StepOrder::columns_first>(scratch.rot[buffer],
-                                                             schedule[step + 1 < NMAX - 1 ? step + 1 : 0][lane],
+        m.template step<registers::StepOrder::columns_first>(scratch.rot[buffer], factors_of(scratch, buffer),
+                                                             schedule[step + 1 < NMAX - 1 ? step + 1 : 0][row],
                                                              negligible2);
   }
 
@@ -751,57 +794,71 @@ __device__ __forceinline__ SolveInfo solve_in_registers(const Args<S>& args, ind
   const R mine = scalbn(m.d, -exponent);
   if (v0 && args.reorthonormalise) {  // one Newton-Schulz step, as solve_in_shared: V <- V (3I - V^H V) / 2, in A's registers
     S* p = warm_buffer;
+    S* q = warm_buffer + NMAX * kLd;
     // The mirror above read other lanes' rows of p; with no sweep between (a warm start already
     // converged) nothing else has ordered those reads before these writes.
     __syncwarp(mask);
 #pragma unroll
-    for (int j = 0; j < NMAX; ++j) p[lane * kLd + j] = m.v[j], m.a[j] = zero;
+    for (int j = 0; j < K; ++j) p[row * kLd + m.seat_of(j)] = m.v[j], m.a[j] = zero;
     __syncwarp(mask);
 #pragma unroll kUnrollProducts
-    for (int k = 0; k < NMAX; ++k) {  // row `lane` of V^H V
-      const S x = p[k * kLd + lane];
+    for (int k = 0; k < NMAX; ++k) {  // row `row` of V^H V
+      const S x = p[k * kLd + row];
 #pragma unroll
-      for (int j = 0; j < NMAX; ++j) m.a[j] += conj_mul(x, p[k * kLd + j]);
+      for (int j = 0; j < K; ++j) m.a[j] += conj_mul(x, p[k * kLd + m.seat_of(j)]);
     }
+    // V^H V by rows: over V in p where the row of V is in registers, beside it in q where the
+    // row is spread over the groups.
+    S* const product = C == 1 ? p : q;
     __syncwarp(mask);
 #pragma unroll
-    for (int j = 0; j < NMAX; ++j) p[lane * kLd + j] = m.a[j], m.a[j] = zero;
+    for (int j = 0; j < K; ++j) product[row * kLd + m.seat_of(j)] = m.a[j], m.a[j] = zero;
     __syncwarp(mask);
 #pragma unroll
-    for (int k = 0; k < NMAX; ++k)
+    for (int k = 0; k < NMAX; ++k) {
+      const S v_k = C == 1 ? m.v[k % K] : p[row * kLd + k];
 #pragma unroll
-      for (int j = 0; j < NMAX; ++j) m.a[j] += m.v[k] * p[k * kLd + j];
+      for (int j = 0; j < K; ++j) m.a[j] += v_k * product[k * kLd + m.seat_of(j)];
+    }
 #pragma unroll
-    for (int j = 0; j < NMAX; ++j) m.v[j] = R(1.5) * m.v[j] - R(0.5) * m.a[j];
+    for (int j = 0; j < K; ++j) m.v[j] = R(1.5) * m.v[j] - R(0.5) * m.a[j];
     __syncwarp(mask);
   } else {
     m.normalise_v();
   }
 
   // Eigenvalues by seat (column j of V is the eigenvector of the row now in seat j), their places in
-  // the requested order (padding excluded), and the output.
+  // the requested order (padding excluded), and the output; with column groups, the first group
+  // writes what every group holds alike.
   R* w = scratch.w;
   int* player = scratch.player;  // the index sitting in each seat
   int* rank = scratch.rank;
-  w[m.seat] = mine;
-  player[m.seat] = lane;
+  const bool first_group = C == 1 || m.group == 0;
+  if (first_group) {
+    w[m.seat] = mine;
+    player[m.seat] = row;
+  }
   __syncwarp(mask);
-  int r = lane;
+  int r = row;
   if (args.sort != Sort::none) {
     r = 0;
     for (int s = 0; s < NMAX; ++s) {
       if (player[s] >= n) continue;
       const bool before = args.sort == Sort::descending ? w[s] > mine : w[s] < mine;
-      r += before || (w[s] == mine && player[s] < lane);
+      r += before || (w[s] == mine && player[s] < row);
     }
   }
-  rank[m.seat] = r;
-  if (lane < n) args.values[b * args.stride_values + r] = mine;
+  if (first_group) {
+    rank[m.seat] = r;
+    if (row < n) args.values[b * args.stride_values + r] = mine;
+  }
   __syncwarp(mask);
-  if (args.vectors && lane < n) {
+  if (args.vectors && row < n) {
 #pragma unroll
-    for (int j = 0; j < NMAX; ++j)
-      if (player[j] < n) args.vectors[b * args.stride_v + lane + index_t(rank[j]) * args.ldv] = m.v[j];
+    for (int j = 0; j < K; ++j) {
+      const int s = m.seat_of(j);
+      if (player[s] < n) args.vectors[b * args.stride_v + row + index_t(rank[s]) * args.ldv] = m.v[j];
+    }
   }
   const SolveInfo info{sweeps, norm > R(0) ? double(off / norm) : 0.0, off <= target, false};
   if (lane == 0) args.info[b] = info;
