@@ -21,8 +21,8 @@
 // only its own pairs' rotations; the row phase needs every row's, and the segment that holds a
 // pair's columns computes its rotation and publishes it (with c and the shift, from which every
 // segment keeps d, g and 1 / g of its rows alike). The tournament moves two columns a step across
-// each boundary between segments, one each way (move_across_groups), by shuffles. For warm batches, which fill the GPU
-// only thinly, so that a matrix's steps are the critical path.
+// each boundary between segments, one each way (move_across_groups), by shuffles. For warm batches,
+// which fill the GPU only thinly, so that a matrix's steps are the critical path.
 #pragma once
 
 #include <cuda_runtime.h>
