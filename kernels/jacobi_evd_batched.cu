@@ -110,13 +110,13 @@ __device__ __forceinline__ void solve_group_in_registers(const Args<S>& args) {
   constexpr int kWorking = NMAX * kColumnGroups;  // of the kLanes
   constexpr int kGroups = kRegisterGroups<S, NMAX, WARM>;
   __shared__ evd::RegisterScratch<S, NMAX, kColumnGroups> scratch[kGroups];
-  extern __shared__ __align__(16) char warm_smem[];  // kGroups * kRegisterWarmScalars<NMAX> scalars with a warm start
+  extern __shared__ __align__(16) char warm_smem[];  // kGroups * kRegisterWarmScalars scalars with a warm start
   const int group = threadIdx.x / kLanes, lane = threadIdx.x % kLanes;
   const index_t b = index_t(blockIdx.x) * kGroups + group;
   if (b >= args.count || lane >= kWorking) return;  // whole groups leave together; groups sharing a warp use their own masks
   const unsigned mask = kWorking == 32 ? 0xffffffffu : ((1u << kWorking) - 1u) << (threadIdx.x % 32 / kLanes * kLanes);
   evd::solve_in_registers<S, NMAX, WARM, kColumnGroups>(args, b, lane, mask, scratch[group],
-                                   reinterpret_cast<S*>(warm_smem) + group * evd::kRegisterWarmScalars<NMAX>);
+                                   reinterpret_cast<S*>(warm_smem) + group * evd::kRegisterWarmScalars<S, NMAX, kColumnGroups>);
 }
 
 // Blocks an SM that the register kernel is compiled for, where a cap on its registers paid: left to
@@ -157,7 +157,8 @@ constexpr auto registers_kernel() {
 template <class S, int NMAX, bool WARM>
 cudaError_t launch_registers(const Args<S>& args, cudaStream_t stream) {
   constexpr int kGroups = kRegisterGroups<S, NMAX, WARM>;
-  const std::size_t bytes = WARM ? sizeof(S) * kGroups * evd::kRegisterWarmScalars<NMAX> : 0;
+  const std::size_t bytes =
+      WARM ? sizeof(S) * kGroups * evd::kRegisterWarmScalars<S, NMAX, kRegisterColumnGroups<S, NMAX, WARM>> : 0;
   auto kernel = registers_kernel<S, NMAX, WARM>();
   const cudaError_t status = allow_dynamic_shared_memory(
       kernel, bytes, sizeof(evd::RegisterScratch<S, NMAX, kRegisterColumnGroups<S, NMAX, WARM>>) * kGroups);

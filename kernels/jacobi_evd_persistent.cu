@@ -555,7 +555,7 @@ constexpr std::size_t solve_bytes() {
   std::size_t bytes = evd::GroupLayout<S, NMAX>::bytes;
   if constexpr (solve == Solve::pairs) bytes = evd::PairsLayout<S>::bytes(true);
   if constexpr (solve == Solve::registers)
-    bytes = sizeof(evd::RegisterScratch<S, NMAX>) + evd::align16(sizeof(S) * evd::kRegisterWarmScalars<NMAX>);
+    bytes = sizeof(evd::RegisterScratch<S, NMAX>) + evd::align16(sizeof(S) * evd::kRegisterWarmScalars<S, NMAX>);
   return evd::align16(bytes);
 }
 // Shared memory of one consumer: the claimed item, its leader's state, then for each matrix of a

@@ -624,14 +624,56 @@ __device__ __forceinline__ registers::FactorShift<real_of<S>>* factors_of(Regist
 template <class S, int NMAX>
 inline constexpr bool kRegisterLastSweepTests = std::is_same_v<S, Cx<float>> && NMAX == 8;
 
+// A run of a row in shared memory: 16 bytes, kRegisterRun entries, loaded in one access.
+template <class S>
+inline constexpr int kRegisterRun = sizeof(S) >= 16 ? 1 : int(16 / sizeof(S));
+// In PTX: where the loop was unrolled, the compiler split a plain 16-byte load back into 4-byte ones.
+// Volatile and ordered with memory, as it reads what other lanes stored.
+template <class S>
+__device__ __forceinline__ void load_run(const S* from, S (&to)[kRegisterRun<S>]) {
+  static_assert(sizeof(to) == 16, "a run is 16 bytes");
+  unsigned x[4];
+  asm volatile("ld.shared.v4.b32 {%0, %1, %2, %3}, [%4];"
+               : "=r"(x[0]), "=r"(x[1]), "=r"(x[2]), "=r"(x[3])
+               : "r"(unsigned(__cvta_generic_to_shared(from)))
+               : "memory");
+  memcpy(to, x, sizeof(x));
+}
+// acc[j] += term(row[j]) for j < K, where the products' rows are RUNS (16-byte aligned): a run at a
+// time. The products of a row held whole in registers (C = 1) read their rows so: warm batches of
+// 1024 ran 4% faster at complex float 32 (3.48x -> 3.58x cuSOLVER), where they had taken two 4-byte
+// loads an entry (Cx<float> is 4-byte aligned, as std::complex<float>), and 1% at float 32. With
+// column groups, whose products also read rows lane by lane and so need rows of NMAX + 1 entries
+// for their banks, runs made warm double 16 4% slower and complex float 16 2-5% (H200,
+// bench/results/2026-11-27-h200-product-runs.md).
+template <bool RUNS, class S, int K, class Term>
+__device__ __forceinline__ void accumulate_row(S (&acc)[K], const S* row, Term term) {
+  if constexpr (RUNS) {
+    static_assert(K % kRegisterRun<S> == 0, "whole runs");
+#pragma unroll
+    for (int j0 = 0; j0 < K; j0 += kRegisterRun<S>) {
+      S run[kRegisterRun<S>];
+      load_run(row + j0, run);
+#pragma unroll
+      for (int i = 0; i < kRegisterRun<S>; ++i) acc[j0 + i] += term(run[i]);
+    }
+  } else {
+#pragma unroll
+    for (int j = 0; j < K; ++j) acc[j] += term(row[j]);
+  }
+}
+// The rows of the register solve's products in shared memory: in runs (C = 1), NMAX entries and a
+// run of padding, so that every row starts 16-byte aligned; else NMAX + 1.
+template <class S, int NMAX, int C>
+inline constexpr int kRegisterWarmLd = C == 1 ? NMAX + kRegisterRun<S> : NMAX + 1;
 // The shared memory of a register solve's warm start, in scalars: V0 and the product A V0, each
-// NMAX x (NMAX + 1).
-template <int NMAX>
-inline constexpr int kRegisterWarmScalars = 2 * NMAX * (NMAX + 1);
+// NMAX x kRegisterWarmLd.
+template <class S, int NMAX, int C = 1>
+inline constexpr int kRegisterWarmScalars = 2 * NMAX * kRegisterWarmLd<S, NMAX, C>;
 
 // Solves matrix b of `args` on the NMAX * C lanes of `mask` (lane = 0 .. NMAX * C - 1 within them),
 // rows in registers (jacobi_evd_registers.cuh; C column groups, lane = group * NMAX + row).
-// `warm_buffer` holds kRegisterWarmScalars<NMAX> scalars when there is a warm start (unused
+// `warm_buffer` holds kRegisterWarmScalars<S, NMAX, C> scalars when there is a warm start (unused
 // otherwise). With MAY_WARM false, args.warm_start is ignored and the warm-start code is left out,
 // which spares registers where every row is held in them.
 template <class S, int NMAX, bool MAY_WARM = true, int C = 1>
@@ -639,7 +681,7 @@ __device__ __forceinline__ SolveInfo solve_in_registers(const Args<S>& args, ind
                                    RegisterScratch<S, NMAX, C>& scratch, S* warm_buffer) {
   using R = real_of<S>;
   using Rows = registers::Registers<S, NMAX, C>;
-  constexpr int kLd = NMAX + 1;
+  constexpr int kLd = kRegisterWarmLd<S, NMAX, C>;
   constexpr int K = Rows::K;
   constexpr int kLanes = Rows::kLanes;
   const int n = args.n;
@@ -736,8 +778,7 @@ __device__ __forceinline__ SolveInfo solve_in_registers(const Args<S>& args, ind
 #pragma unroll kUnrollProducts
     for (int k = 0; k < NMAX; ++k) {  // B = V0^H P, row `row`, in A's registers
       const S x = q[k * kLd + row];
-#pragma unroll
-      for (int j = 0; j < K; ++j) m.a[j] += conj_mul(x, p[k * kLd + m.seat_of(j)]);
+      accumulate_row<C == 1>(m.a, &p[k * kLd + m.seat_of(0)], [&](S y) { return conj_mul(x, y); });
     }
     __syncwarp(mask);
 #pragma unroll
@@ -804,8 +845,7 @@ __device__ __forceinline__ SolveInfo solve_in_registers(const Args<S>& args, ind
 #pragma unroll kUnrollProducts
     for (int k = 0; k < NMAX; ++k) {  // row `row` of V^H V
       const S x = p[k * kLd + row];
-#pragma unroll
-      for (int j = 0; j < K; ++j) m.a[j] += conj_mul(x, p[k * kLd + m.seat_of(j)]);
+      accumulate_row<C == 1>(m.a, &p[k * kLd + m.seat_of(0)], [&](S y) { return conj_mul(x, y); });
     }
     // V^H V by rows: over V in p where the row of V is in registers, beside it in q where the
     // row is spread over the groups.
@@ -817,8 +857,7 @@ __device__ __forceinline__ SolveInfo solve_in_registers(const Args<S>& args, ind
 #pragma unroll
     for (int k = 0; k < NMAX; ++k) {
       const S v_k = C == 1 ? m.v[k % K] : p[row * kLd + k];
-#pragma unroll
-      for (int j = 0; j < K; ++j) m.a[j] += v_k * product[k * kLd + m.seat_of(j)];
+      accumulate_row<C == 1>(m.a, &product[k * kLd + m.seat_of(0)], [&](S y) { return v_k * y; });
     }
 #pragma unroll
     for (int j = 0; j < K; ++j) m.v[j] = R(1.5) * m.v[j] - R(0.5) * m.a[j];
