@@ -84,30 +84,26 @@ struct alignas(2 * sizeof(R)) FactorShift {
   R c, shift;
 };
 
-// Shuffles of S within a group of W lanes (width W).
-template <int W, class R>
-__device__ __forceinline__ R shfl(unsigned mask, R x, int src) { return __shfl_sync(mask, x, src, W); }
-template <int W, class R>
-__device__ __forceinline__ Cx<R> shfl(unsigned mask, Cx<R> x, int src) {
-  return {__shfl_sync(mask, x.re, src, W), __shfl_sync(mask, x.im, src, W)};
+// Shuffles of S within a group of W lanes (width W): of each component of a complex.
+template <class R, class F>
+__device__ __forceinline__ R each_component(R x, F f) { return f(x); }
+template <class R, class F>
+__device__ __forceinline__ Cx<R> each_component(Cx<R> x, F f) { return {f(x.re), f(x.im)}; }
+template <int W, class S>
+__device__ __forceinline__ S shfl(unsigned mask, S x, int src) {
+  return each_component(x, [&](auto c) { return __shfl_sync(mask, c, src, W); });
 }
-template <int W, class R>
-__device__ __forceinline__ R shfl_up(unsigned mask, R x, int delta) { return __shfl_up_sync(mask, x, delta, W); }
-template <int W, class R>
-__device__ __forceinline__ Cx<R> shfl_up(unsigned mask, Cx<R> x, int delta) {
-  return {__shfl_up_sync(mask, x.re, delta, W), __shfl_up_sync(mask, x.im, delta, W)};
+template <int W, class S>
+__device__ __forceinline__ S shfl_up(unsigned mask, S x, int delta) {
+  return each_component(x, [&](auto c) { return __shfl_up_sync(mask, c, delta, W); });
 }
-template <int W, class R>
-__device__ __forceinline__ R shfl_down(unsigned mask, R x, int delta) { return __shfl_down_sync(mask, x, delta, W); }
-template <int W, class R>
-__device__ __forceinline__ Cx<R> shfl_down(unsigned mask, Cx<R> x, int delta) {
-  return {__shfl_down_sync(mask, x.re, delta, W), __shfl_down_sync(mask, x.im, delta, W)};
+template <int W, class S>
+__device__ __forceinline__ S shfl_down(unsigned mask, S x, int delta) {
+  return each_component(x, [&](auto c) { return __shfl_down_sync(mask, c, delta, W); });
 }
-template <int W, class R>
-__device__ __forceinline__ R shfl_xor(unsigned mask, R x, int lane_mask) { return __shfl_xor_sync(mask, x, lane_mask, W); }
-template <int W, class R>
-__device__ __forceinline__ Cx<R> shfl_xor(unsigned mask, Cx<R> x, int lane_mask) {
-  return {__shfl_xor_sync(mask, x.re, lane_mask, W), __shfl_xor_sync(mask, x.im, lane_mask, W)};
+template <int W, class S>
+__device__ __forceinline__ S shfl_xor(unsigned mask, S x, int lane_mask) {
+  return each_component(x, [&](auto c) { return __shfl_xor_sync(mask, c, lane_mask, W); });
 }
 // Four entries of lane `src` of a group of W lanes, by shuffles of their 32-bit words four to a
 // statement: the four words of a statement are live together, so each has a register of its own and
