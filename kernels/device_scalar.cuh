@@ -85,18 +85,5 @@ template <class R> __device__ __forceinline__ R conj_mul(R a, R b) { return a * 
 template <class R> __device__ __forceinline__ Cx<R> conj_mul(Cx<R> a, Cx<R> b) {
   return {a.re * b.re + a.im * b.im, a.re * b.im - a.im * b.re};
 }
-// acc + a b and acc + conj(a) b in fused multiply-adds, four in complex. Written acc += a * b, the
-// compiler contracted only part of it: two multiplies, two fused multiply-adds and two adds a
-// complex term. In the warm starts' products, warm batches of 1024 ran 2-4% faster at complex double
-// 8, 16 and 64 and float 32, and within 1% elsewhere (H200, with V0 by columns in the register solve;
-// bench/results/2026-11-27-h200-product-runs.md).
-template <class R> __device__ __forceinline__ R mul_add(R a, R b, R acc) { return fma(a, b, acc); }
-template <class R> __device__ __forceinline__ Cx<R> mul_add(Cx<R> a, Cx<R> b, Cx<R> acc) {
-  return {fma(a.re, b.re, fma(-a.im, b.im, acc.re)), fma(a.re, b.im, fma(a.im, b.re, acc.im))};
-}
-template <class R> __device__ __forceinline__ R conj_mul_add(R a, R b, R acc) { return fma(a, b, acc); }
-template <class R> __device__ __forceinline__ Cx<R> conj_mul_add(Cx<R> a, Cx<R> b, Cx<R> acc) {
-  return {fma(a.re, b.re, fma(a.im, b.im, acc.re)), fma(a.re, b.im, fma(-a.im, b.re, acc.im))};
-}
 
 }  // namespace eigstream::kernels

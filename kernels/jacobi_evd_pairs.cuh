@@ -98,7 +98,7 @@ __device__ __forceinline__ void tile_product(const S* X, int ldx, const S* Y, in
 #pragma unroll
     for (int r = 0; r < 4; ++r)
 #pragma unroll
-      for (int c = 0; c < 4; ++c) acc[r][c] = mul_add(x[r], y[c], acc[r][c]);
+      for (int c = 0; c < 4; ++c) acc[r][c] += x[r] * y[c];
   }
 }
 

@@ -53,6 +53,14 @@ __host__ __device__ constexpr int occupant(int s, int t, int m) {
   return j == 0 ? s : seat_of_position(1 + (i < 0 ? i + m - 1 : i), m);
 }
 
+// a + k b, the row update of the step, its fused multiply-adds spelled out (as rotate_columns).
+template <class R>
+__device__ __forceinline__ R combine_rows(R a, R k, R b) { return fma(k, b, a); }
+template <class R>
+__device__ __forceinline__ Cx<R> combine_rows(Cx<R> a, Cx<R> k, Cx<R> b) {
+  return {fma(k.re, b.re, fma(-k.im, b.im, a.re)), fma(k.re, b.im, fma(k.im, b.re, a.im))};
+}
+
 // The rotation of a seat pair (p, q) as the step applies it (Registers): A is held as G B G and V
 // as W G, G diagonal and positive, so that J = G^-1 M G' with M = [[1, s2], [-conj(s1), 1]] and
 // G' = c G on p and q, where s1 = t e g_q / g_p and s2 = t e g_p / g_q (tangent_rotation_of).
@@ -356,7 +364,7 @@ struct Registers {
       S other[4];
       shfl4<NMAX>(mask, entries, other, partner);
 #pragma unroll
-      for (int i = 0; i < 4; ++i) a[j0 + i] = mul_add(coef, other[i], a[j0 + i]);
+      for (int i = 0; i < 4; ++i) a[j0 + i] = combine_rows(a[j0 + i], coef, other[i]);
     }
   }
   // The column phase, B <- B M and V <- V M, with the group's K / 2 rotations from shared memory.

@@ -333,8 +333,7 @@ __device__ __forceinline__ void group_product(const S* X, int ldx, const S* Y, i
   for (int k = 0; k < n; ++k) {
     const S x = load_vec(CONJ_X ? &X[k + i * ldx] : &X[i + k * ldx]);
 #pragma unroll
-    for (int c = 0; c < kCols; ++c)
-      acc[c] = CONJ_X ? conj_mul_add(x, load_vec(&y[c][k]), acc[c]) : mul_add(x, load_vec(&y[c][k]), acc[c]);
+    for (int c = 0; c < kCols; ++c) acc[c] += CONJ_X ? conj_mul(x, load_vec(&y[c][k])) : x * load_vec(&y[c][k]);
   }
 #pragma unroll
   for (int c = 0; c < kCols; ++c)
@@ -640,15 +639,15 @@ __device__ __forceinline__ void load_run(const S* from, S (&to)[kRegisterRun<S>]
                : "memory");
   memcpy(to, x, sizeof(x));
 }
-// acc[j] = mac(acc[j], row[j]) for j < K, where the products' rows are RUNS (16-byte aligned): a run
-// at a time. The products of a row held whole in registers (C = 1) read their rows so: warm batches of
+// acc[j] += term(row[j]) for j < K, where the products' rows are RUNS (16-byte aligned): a run at a
+// time. The products of a row held whole in registers (C = 1) read their rows so: warm batches of
 // 1024 ran 4% faster at complex float 32 (3.48x -> 3.58x cuSOLVER), where they had taken two 4-byte
 // loads an entry (Cx<float> is 4-byte aligned, as std::complex<float>), and 1% at float 32. With
 // column groups, whose products also read rows lane by lane and so need rows of NMAX + 1 entries
 // for their banks, runs made warm double 16 4% slower and complex float 16 2-5% (H200,
 // bench/results/2026-11-27-h200-product-runs.md).
-template <bool RUNS, class S, int K, class Mac>
-__device__ __forceinline__ void accumulate_row(S (&acc)[K], const S* row, Mac mac) {
+template <bool RUNS, class S, int K, class Term>
+__device__ __forceinline__ void accumulate_row(S (&acc)[K], const S* row, Term term) {
   if constexpr (RUNS) {
     static_assert(K % kRegisterRun<S> == 0, "whole runs");
 #pragma unroll
@@ -656,11 +655,11 @@ __device__ __forceinline__ void accumulate_row(S (&acc)[K], const S* row, Mac ma
       S run[kRegisterRun<S>];
       load_run(row + j0, run);
 #pragma unroll
-      for (int i = 0; i < kRegisterRun<S>; ++i) acc[j0 + i] = mac(acc[j0 + i], run[i]);
+      for (int i = 0; i < kRegisterRun<S>; ++i) acc[j0 + i] += term(run[i]);
     }
   } else {
 #pragma unroll
-    for (int j = 0; j < K; ++j) acc[j] = mac(acc[j], row[j]);
+    for (int j = 0; j < K; ++j) acc[j] += term(row[j]);
   }
 }
 // The rows of the register solve's products in shared memory: in runs (C = 1), NMAX entries and a
@@ -734,32 +733,24 @@ __device__ __forceinline__ SolveInfo solve_in_registers(const Args<S>& args, ind
   if (v0) {
     // V0's row into V's registers, every load in flight at once (the lanes read down each column),
     // and into shared memory, where the products read it.
-    // V0 by columns where a lane's row of A is in its registers (C = 1), so that P = A V0 reads runs
-    // of them; else by rows.
     S* p = warm_buffer;               // A V0, then B, by rows
-    S* q = warm_buffer + NMAX * kLd;  // V0
-    auto v0_at = [&](int i, int j) -> S& { return C == 1 ? q[j * kLd + i] : q[i * kLd + j]; };
+    S* q = warm_buffer + NMAX * kLd;  // V0, by rows
 #pragma unroll
     for (int j = 0; j < K; ++j) {
       const int col = m.seat_of(j);
       m.v[j] = row < n && col < n ? v0[row + index_t(col) * args.ldw] : from_real<S>(R(m.is_me(j) ? 1 : 0));
     }
 #pragma unroll
-    for (int j = 0; j < K; ++j) v0_at(row, m.seat_of(j)) = m.v[j];
+    for (int j = 0; j < K; ++j) q[row * kLd + m.seat_of(j)] = m.v[j];
     if constexpr (C == 1) {
       __syncwarp(mask);
 #pragma unroll kUnrollProducts
       for (int j = 0; j < NMAX; ++j) {  // P = A V0, row `lane`, in two sums (half the dependent chain)
         S even = zero, odd = zero;
 #pragma unroll
-        for (int k0 = 0; k0 < NMAX; k0 += kRegisterRun<S>) {
-          S run[kRegisterRun<S>];
-          load_run(&v0_at(k0, j), run);
-#pragma unroll
-          for (int i = 0; i < kRegisterRun<S>; ++i) {
-            S& sum = (k0 + i) % 2 == 0 ? even : odd;
-            sum = mul_add(m.a[k0 + i], run[i], sum);
-          }
+        for (int k = 0; k < NMAX; k += 2) {
+          even += m.a[k] * q[k * kLd + j];
+          odd += m.a[k + 1] * q[(k + 1) * kLd + j];
         }
         p[lane * kLd + j] = even + odd;
       }
@@ -772,8 +763,8 @@ __device__ __forceinline__ SolveInfo solve_in_registers(const Args<S>& args, ind
         S even = zero, odd = zero;
 #pragma unroll
         for (int k = 0; k < NMAX; k += 2) {
-          even = mul_add(p[row * kLd + k], v0_at(k, m.seat_of(j)), even);
-          odd = mul_add(p[row * kLd + k + 1], v0_at(k + 1, m.seat_of(j)), odd);
+          even += p[row * kLd + k] * q[k * kLd + m.seat_of(j)];
+          odd += p[row * kLd + k + 1] * q[(k + 1) * kLd + m.seat_of(j)];
         }
         m.a[j] = even + odd;
       }
@@ -786,8 +777,8 @@ __device__ __forceinline__ SolveInfo solve_in_registers(const Args<S>& args, ind
     for (int j = 0; j < K; ++j) m.a[j] = zero;
 #pragma unroll kUnrollProducts
     for (int k = 0; k < NMAX; ++k) {  // B = V0^H P, row `row`, in A's registers
-      const S x = v0_at(k, row);
-      accumulate_row<C == 1>(m.a, &p[k * kLd + m.seat_of(0)], [&](S acc, S y) { return conj_mul_add(x, y, acc); });
+      const S x = q[k * kLd + row];
+      accumulate_row<C == 1>(m.a, &p[k * kLd + m.seat_of(0)], [&](S y) { return conj_mul(x, y); });
     }
     __syncwarp(mask);
 #pragma unroll
@@ -854,7 +845,7 @@ __device__ __forceinline__ SolveInfo solve_in_registers(const Args<S>& args, ind
 #pragma unroll kUnrollProducts
     for (int k = 0; k < NMAX; ++k) {  // row `row` of V^H V
       const S x = p[k * kLd + row];
-      accumulate_row<C == 1>(m.a, &p[k * kLd + m.seat_of(0)], [&](S acc, S y) { return conj_mul_add(x, y, acc); });
+      accumulate_row<C == 1>(m.a, &p[k * kLd + m.seat_of(0)], [&](S y) { return conj_mul(x, y); });
     }
     // V^H V by rows: over V in p where the row of V is in registers, beside it in q where the
     // row is spread over the groups.
@@ -866,7 +857,7 @@ __device__ __forceinline__ SolveInfo solve_in_registers(const Args<S>& args, ind
 #pragma unroll
     for (int k = 0; k < NMAX; ++k) {
       const S v_k = C == 1 ? m.v[k % K] : p[row * kLd + k];
-      accumulate_row<C == 1>(m.a, &product[k * kLd + m.seat_of(0)], [&](S acc, S y) { return mul_add(v_k, y, acc); });
+      accumulate_row<C == 1>(m.a, &product[k * kLd + m.seat_of(0)], [&](S y) { return v_k * y; });
     }
 #pragma unroll
     for (int j = 0; j < K; ++j) m.v[j] = R(1.5) * m.v[j] - R(0.5) * m.a[j];
