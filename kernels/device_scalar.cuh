@@ -86,4 +86,26 @@ template <class R> __device__ __forceinline__ Cx<R> conj_mul(Cx<R> a, Cx<R> b) {
   return {a.re * b.re + a.im * b.im, a.re * b.im - a.im * b.re};
 }
 
+// Shuffles of S within groups of W lanes of a warp (width W), component by component in complex.
+template <class R, class F>
+__device__ __forceinline__ R each_component(R x, F f) { return f(x); }
+template <class R, class F>
+__device__ __forceinline__ Cx<R> each_component(Cx<R> x, F f) { return {f(x.re), f(x.im)}; }
+template <int W, class S>
+__device__ __forceinline__ S shfl(unsigned mask, S x, int src) {
+  return each_component(x, [&](auto c) { return __shfl_sync(mask, c, src, W); });
+}
+template <int W, class S>
+__device__ __forceinline__ S shfl_up(unsigned mask, S x, int delta) {
+  return each_component(x, [&](auto c) { return __shfl_up_sync(mask, c, delta, W); });
+}
+template <int W, class S>
+__device__ __forceinline__ S shfl_down(unsigned mask, S x, int delta) {
+  return each_component(x, [&](auto c) { return __shfl_down_sync(mask, c, delta, W); });
+}
+template <int W, class S>
+__device__ __forceinline__ S shfl_xor(unsigned mask, S x, int lane_mask) {
+  return each_component(x, [&](auto c) { return __shfl_xor_sync(mask, c, lane_mask, W); });
+}
+
 }  // namespace eigstream::kernels

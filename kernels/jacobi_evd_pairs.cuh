@@ -102,15 +102,6 @@ __device__ __forceinline__ void tile_product(const S* X, int ldx, const S* Y, in
   }
 }
 
-template <class R>
-__device__ __forceinline__ R shfl_down(R x, int delta) { return __shfl_down_sync(0xffffffffu, x, delta); }
-template <class R>
-__device__ __forceinline__ Cx<R> shfl_down(Cx<R> x, int delta) { return {shfl_down(x.re, delta), shfl_down(x.im, delta)}; }
-template <class R>
-__device__ __forceinline__ R shfl_up(R x, int delta) { return __shfl_up_sync(0xffffffffu, x, delta); }
-template <class R>
-__device__ __forceinline__ Cx<R> shfl_up(Cx<R> x, int delta) { return {shfl_up(x.re, delta), shfl_up(x.im, delta)}; }
-
 }  // namespace pairs
 
 // Solves matrix b of `args` (n <= 64) on the 256 threads of a block (tid = threadIdx.x), with `smem`
@@ -286,8 +277,8 @@ __device__ SolveInfo solve_in_pairs(const Args<S>& args, index_t b, char* smem, 
 #pragma unroll
       for (int r = 0; r < kRows; ++r) {
         rotate_columns_unscaled(vx[r], vy[r], mk.s1, mk.s2);
-        const S down = shfl_down(vx[r], 1);
-        const S up = shfl_up(vy[r], 1);
+        const S down = shfl_down<32>(0xffffffffu, vx[r], 1);
+        const S up = shfl_up<32>(0xffffffffu, vy[r], 1);
         const S x_next = pick(first, vx[r], pick(last, vy[r], down));
         vy[r] = pick(first, down, up);
         vx[r] = x_next;

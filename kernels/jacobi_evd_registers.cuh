@@ -84,27 +84,6 @@ struct alignas(2 * sizeof(R)) FactorShift {
   R c, shift;
 };
 
-// Shuffles of S within a group of W lanes (width W): of each component of a complex.
-template <class R, class F>
-__device__ __forceinline__ R each_component(R x, F f) { return f(x); }
-template <class R, class F>
-__device__ __forceinline__ Cx<R> each_component(Cx<R> x, F f) { return {f(x.re), f(x.im)}; }
-template <int W, class S>
-__device__ __forceinline__ S shfl(unsigned mask, S x, int src) {
-  return each_component(x, [&](auto c) { return __shfl_sync(mask, c, src, W); });
-}
-template <int W, class S>
-__device__ __forceinline__ S shfl_up(unsigned mask, S x, int delta) {
-  return each_component(x, [&](auto c) { return __shfl_up_sync(mask, c, delta, W); });
-}
-template <int W, class S>
-__device__ __forceinline__ S shfl_down(unsigned mask, S x, int delta) {
-  return each_component(x, [&](auto c) { return __shfl_down_sync(mask, c, delta, W); });
-}
-template <int W, class S>
-__device__ __forceinline__ S shfl_xor(unsigned mask, S x, int lane_mask) {
-  return each_component(x, [&](auto c) { return __shfl_xor_sync(mask, c, lane_mask, W); });
-}
 // Four entries of lane `src` of a group of W lanes, by shuffles of their 32-bit words four to a
 // statement: the four words of a statement are live together, so each has a register of its own and
 // the four shuffles are in flight at once. Written one by one, the shuffles of a step's row phase went
