@@ -347,9 +347,9 @@ __device__ __forceinline__ void group_product(const S* X, int ldx, const S* Y, i
 //  - the persistent solver's block per item, where one matrix's solve is the critical path;
 //  - the batched kernel's warm starts, a block per matrix, where a block that stops early makes room
 //    for the next: warm batches of float 32 and complex float 32 ran 3-5% faster when they took this
-//    solve, and complex double 5.5% slower (kLastSweepTests in jacobi_evd_batched.cu;
-//    bench/results/2026-11-26-h200-last-sweep-tests.md). Complex float 16 is the warm batch that
-//    takes it now.
+//    solve, and complex double 5.5% slower (bench/results/2026-11-26-h200-last-sweep-tests.md). No
+//    warm batch takes it with the tests now: complex double 32, the one type left on this solve in
+//    the batched kernel, runs without them (evd_shared_kernel in jacobi_evd_batched.cu).
 //  - the register solve's warm starts where its step is long beside a test (kRegisterLastSweepTests);
 //    its warps wait for their slowest matrix, so elsewhere the tests only cost.
 // Not in cold batches: compiled into the cold complex double 32 kernel, the tests' code alone made it
