@@ -85,7 +85,7 @@ inline constexpr int kRegisterBlockThreads = NMAX == 8 ? 32 : 128;
 // complex double 8, 3-5% at double 8 and complex double 16, and as fast at float 8 (H200,
 // bench/results/2026-11-27-h200-column-groups.md). Tests within the last sweep (as
 // kRegisterLastSweepTests) cost 2-6% with them in every type but complex float 8, which has them.
-template <class S, int NMAX, bool WARM>
+template <int NMAX, bool WARM>
 inline constexpr int kRegisterColumnGroups = WARM && (NMAX == 8 || NMAX == 16) ? 2 : 1;
 // The lanes a matrix takes in the register kernel: NMAX per column group, or for warm starts at
 // NMAX = 4 sixteen, of which NMAX work, so that two matrices share a warp rather than eight. A warm
@@ -93,22 +93,22 @@ inline constexpr int kRegisterColumnGroups = WARM && (NMAX == 8 || NMAX == 16) ?
 // converged. Back to back, warm batches of 1024 ran 8-13% faster at n = 4 and 2-4% at n = 8 in all
 // four types; a warp per matrix gained less at n = 4, and lost 3-13% at n = 8 and, at n = 16 (two to
 // a warp already), 17-24% (H200, bench/results/2026-11-27-h200-warm-register-lanes.md).
-template <class S, int NMAX, bool WARM>
-inline constexpr int kRegisterGroupLanes = kRegisterColumnGroups<S, NMAX, WARM> > 1
-                                               ? NMAX * kRegisterColumnGroups<S, NMAX, WARM>
+template <int NMAX, bool WARM>
+inline constexpr int kRegisterGroupLanes = kRegisterColumnGroups<NMAX, WARM> > 1
+                                               ? NMAX * kRegisterColumnGroups<NMAX, WARM>
                                            : WARM && NMAX <= 8 ? 16
                                                                : NMAX;
 // Matrices a block of the register kernel solves, each with its RegisterScratch in static shared
 // memory.
-template <class S, int NMAX, bool WARM>
-inline constexpr int kRegisterGroups = kRegisterBlockThreads<NMAX> / kRegisterGroupLanes<S, NMAX, WARM>;
+template <int NMAX, bool WARM>
+inline constexpr int kRegisterGroups = kRegisterBlockThreads<NMAX> / kRegisterGroupLanes<NMAX, WARM>;
 
 template <class S, int NMAX, bool WARM>
 __device__ __forceinline__ void solve_group_in_registers(const Args<S>& args) {
-  constexpr int kColumnGroups = kRegisterColumnGroups<S, NMAX, WARM>;
-  constexpr int kLanes = kRegisterGroupLanes<S, NMAX, WARM>;
+  constexpr int kColumnGroups = kRegisterColumnGroups<NMAX, WARM>;
+  constexpr int kLanes = kRegisterGroupLanes<NMAX, WARM>;
   constexpr int kWorking = NMAX * kColumnGroups;  // of the kLanes
-  constexpr int kGroups = kRegisterGroups<S, NMAX, WARM>;
+  constexpr int kGroups = kRegisterGroups<NMAX, WARM>;
   __shared__ evd::RegisterScratch<S, NMAX, kColumnGroups> scratch[kGroups];
   extern __shared__ __align__(16) char warm_smem[];  // kGroups * kRegisterWarmScalars scalars with a warm start
   const int group = threadIdx.x / kLanes, lane = threadIdx.x % kLanes;
@@ -156,12 +156,12 @@ constexpr auto registers_kernel() {
 
 template <class S, int NMAX, bool WARM>
 cudaError_t launch_registers(const Args<S>& args, cudaStream_t stream) {
-  constexpr int kGroups = kRegisterGroups<S, NMAX, WARM>;
+  constexpr int kGroups = kRegisterGroups<NMAX, WARM>;
   const std::size_t bytes =
-      WARM ? sizeof(S) * kGroups * evd::kRegisterWarmScalars<S, NMAX, kRegisterColumnGroups<S, NMAX, WARM>> : 0;
+      WARM ? sizeof(S) * kGroups * evd::kRegisterWarmScalars<S, NMAX, kRegisterColumnGroups<NMAX, WARM>> : 0;
   auto kernel = registers_kernel<S, NMAX, WARM>();
   const cudaError_t status = allow_dynamic_shared_memory(
-      kernel, bytes, sizeof(evd::RegisterScratch<S, NMAX, kRegisterColumnGroups<S, NMAX, WARM>>) * kGroups);
+      kernel, bytes, sizeof(evd::RegisterScratch<S, NMAX, kRegisterColumnGroups<NMAX, WARM>>) * kGroups);
   if (status != cudaSuccess) return status;
   const index_t blocks = (args.count + kGroups - 1) / kGroups;
   kernel<<<unsigned(blocks), kRegisterBlockThreads<NMAX>, bytes, stream>>>(args);

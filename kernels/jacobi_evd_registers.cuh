@@ -386,7 +386,7 @@ struct Registers {
     // mask, after the second phase.
     const unsigned zero_pair = opaque(is_zero(mine.s1) || !holds ? 0u : 1u << (C == 1 ? pair : local_pair()));
     const Multipliers<S>* group_rot = rot + (C == 1 ? 0 : group * (K / 2));
-    if constexpr (C > 1) {
+    if constexpr (C > 1) {  // ORDER aside: the row phase waits for other groups' rotations anyway
       rotate_columns_of(group_rot);
       rotate_rows(mine);
     } else if constexpr (ORDER == StepOrder::rows_first) {

@@ -745,14 +745,14 @@ __device__ __forceinline__ SolveInfo solve_in_registers(const Args<S>& args, ind
     if constexpr (C == 1) {
       __syncwarp(mask);
 #pragma unroll kUnrollProducts
-      for (int j = 0; j < NMAX; ++j) {  // P = A V0, row `lane`, in two sums (half the dependent chain)
+      for (int j = 0; j < NMAX; ++j) {  // P = A V0, row `row`, in two sums (half the dependent chain)
         S even = zero, odd = zero;
 #pragma unroll
         for (int k = 0; k < NMAX; k += 2) {
           even += m.a[k] * q[k * kLd + j];
           odd += m.a[k + 1] * q[(k + 1) * kLd + j];
         }
-        p[lane * kLd + j] = even + odd;
+        p[row * kLd + j] = even + odd;
       }
     } else {  // the row of A is spread over the groups: through shared memory first
 #pragma unroll

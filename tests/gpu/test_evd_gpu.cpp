@@ -42,68 +42,65 @@ struct Batch {
 
 TEST_CASE("gpu: a CUDA device is present", "[gpu]") { REQUIRE(eigstream::cuda::device_available()); }
 
-TEMPLATE_TEST_CASE("gpu evd: hard cases against LAPACK", "[gpu]", float, double, std::complex<float>,
-                   std::complex<double>) {
-  using T = TestType;
-  const index_t n = GENERATE(1, 2, 3, 7, 8, 9, 16, 17, 31, 32, 33, 63, 64);
+// The hard cases of size n (seed + n) in one padded batch, warm-started from `v0` (one n x n matrix
+// a case) when given, each checked against LAPACK: converged, valid input, at most `max_sweeps`
+// sweeps and check_evd's bounds under `group`. Returns each case's sweeps.
+template <class T>
+std::vector<int> solve_hard_cases(index_t n, std::uint64_t seed, const std::vector<T>* v0, int max_sweeps,
+                                  const char* group) {
   std::vector<Matrix<T>> inputs;
-  for (EvdCase c : all_evd_cases()) inputs.push_back(evd_case<T>(c, n, 1000 + std::uint64_t(n)));
+  for (EvdCase c : all_evd_cases()) inputs.push_back(evd_case<T>(c, n, seed + std::uint64_t(n)));
   const Batch<T> batch(inputs);
   std::vector<real_t<T>> w(std::size_t(n * batch.count));
   std::vector<T> v(std::size_t(n * n * batch.count));
   std::vector<eigstream::SolveInfo> info(std::size_t(batch.count));
-  eigstream::evd_batched(batch.view(), eigstream::vectors(w.data(), n, batch.count),
-                         eigstream::batch(v.data(), n, n, batch.count), info.data(), gpu_options());
+  if (v0)
+    eigstream::evd_batched(batch.view(), eigstream::vectors(w.data(), n, batch.count),
+                           eigstream::batch(v.data(), n, n, batch.count), info.data(), gpu_options(),
+                           eigstream::batch<const T>(v0->data(), n, n, batch.count));
+  else
+    eigstream::evd_batched(batch.view(), eigstream::vectors(w.data(), n, batch.count),
+                           eigstream::batch(v.data(), n, n, batch.count), info.data(), gpu_options());
+  std::vector<int> sweeps;
   for (index_t b = 0; b < batch.count; ++b) {
     const EvdCase c = all_evd_cases()[std::size_t(b)];
     INFO(type_name<T>() << " n = " << n << " case " << to_string(c));
     REQUIRE(info[std::size_t(b)].converged);
     REQUIRE_FALSE(info[std::size_t(b)].invalid_input);
-    CHECK(info[std::size_t(b)].sweeps <= 15);
-    record(key<T>("gpu evd cold", "sweeps"), info[std::size_t(b)].sweeps);
+    CHECK(info[std::size_t(b)].sweeps <= max_sweeps);
+    sweeps.push_back(info[std::size_t(b)].sweeps);
     Matrix<T> vb(n, n);
     std::copy_n(v.begin() + b * n * n, n * n, vb.data.begin());
     const std::vector<real_t<T>> wb(w.begin() + b * n, w.begin() + (b + 1) * n);
     check_evd(inputs[std::size_t(b)], wb, &vb, reference_eigenvalues(inputs[std::size_t(b)]),
-              eigstream::Sort::descending, "gpu evd cold");
+              eigstream::Sort::descending, group);
   }
+  return sweeps;
+}
+
+TEMPLATE_TEST_CASE("gpu evd: hard cases against LAPACK", "[gpu]", float, double, std::complex<float>,
+                   std::complex<double>) {
+  using T = TestType;
+  const index_t n = GENERATE(1, 2, 3, 7, 8, 9, 16, 17, 31, 32, 33, 63, 64);
+  for (int sweeps : solve_hard_cases<T>(n, 1000, nullptr, 15, "gpu evd cold"))
+    record(key<T>("gpu evd cold", "sweeps"), sweeps);
 }
 
 // The same cases warm-started from a random unitary V0, so that B = V0^H A V0 is a full matrix: the
 // warm paths of every solve (among them the register solve's column groups at n <= 16) from its
 // products to the last step, against LAPACK. Graded cases lose their grading in B and take more
-// sweeps than cold (up to 20 in double at n = 64 on an H200).
+// sweeps than cold (up to 20 in double at n = 64 on an H200), hence at most 25.
 TEMPLATE_TEST_CASE("gpu evd: hard cases warm-started from a random unitary against LAPACK", "[gpu]", float, double,
                    std::complex<float>, std::complex<double>) {
   using T = TestType;
   const index_t n = GENERATE(1, 2, 3, 5, 7, 8, 9, 13, 16, 17, 32, 64);
-  std::vector<Matrix<T>> inputs;
-  for (EvdCase c : all_evd_cases()) inputs.push_back(evd_case<T>(c, n, 3000 + std::uint64_t(n)));
-  const Batch<T> batch(inputs);
-  std::vector<T> v0(std::size_t(n * n * batch.count));
+  std::vector<T> v0;
   Rng rng(4000 + std::uint64_t(n));
-  for (index_t b = 0; b < batch.count; ++b) {
+  for (std::size_t b = 0; b < all_evd_cases().size(); ++b) {
     const Matrix<T> q = random_unitary<T>(n, rng);
-    std::copy(q.data.begin(), q.data.end(), v0.begin() + b * n * n);
+    v0.insert(v0.end(), q.data.begin(), q.data.end());
   }
-  std::vector<real_t<T>> w(std::size_t(n * batch.count));
-  std::vector<T> v(std::size_t(n * n * batch.count));
-  std::vector<eigstream::SolveInfo> info(std::size_t(batch.count));
-  eigstream::evd_batched(batch.view(), eigstream::vectors(w.data(), n, batch.count),
-                         eigstream::batch(v.data(), n, n, batch.count), info.data(), gpu_options(),
-                         eigstream::batch<const T>(v0.data(), n, n, batch.count));
-  for (index_t b = 0; b < batch.count; ++b) {
-    const EvdCase c = all_evd_cases()[std::size_t(b)];
-    INFO(type_name<T>() << " n = " << n << " case " << to_string(c));
-    REQUIRE(info[std::size_t(b)].converged);
-    REQUIRE_FALSE(info[std::size_t(b)].invalid_input);
-    CHECK(info[std::size_t(b)].sweeps <= 25);  // B is dense: the grading that speeds a cold solve is lost (20 at double 64)
-    Matrix<T> vb(n, n);
-    std::copy_n(v.begin() + b * n * n, n * n, vb.data.begin());
-    const std::vector<real_t<T>> wb(w.begin() + b * n, w.begin() + (b + 1) * n);
-    check_evd(inputs[std::size_t(b)], wb, &vb, reference_eigenvalues(inputs[std::size_t(b)]),
-              eigstream::Sort::descending, "gpu evd warm from unitary");
-  }
+  solve_hard_cases<T>(n, 3000, &v0, 25, "gpu evd warm from unitary");
 }
 
 TEMPLATE_TEST_CASE("gpu evd: agrees with the CPU solver", "[gpu]", float, std::complex<float>) {
