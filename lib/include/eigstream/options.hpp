@@ -37,9 +37,11 @@ struct Options {
   // GPU kernels, with a warm start: true ends each solve with one Newton-Schulz step on the result,
   // V (3I - V^H V) / 2 (W for the SVD's warm-started side), so that it can be the next warm start
   // without a chain of warm starts drifting from orthonormality. false leaves V = V0 J with unit
-  // columns, about n eps further from orthonormal than V0 (a float chain at n = 32 drifted to 1.7e-4
-  // over 10000 links with no step), and saves the step's two n^3 products: a stream can take the
-  // step on one link in a few. The CPU solvers, and the GPU kernels called with host memory
+  // columns, further from orthonormal than V0: ||V^H V - I||_F went from 0.2 n eps after the step
+  // to 0.4-0.7 n eps one link later and 0.9-1.5 n eps six links later, in float and complex float at
+  // n = 16-64 (H200, bench/results/2026-11-27-h200-warm-drift-by-link.md), and a float chain at
+  // n = 32 to 1.7e-4 over 10000 links with no step. It saves the step's two n^3 products: a stream
+  // can take the step on one link in a few. The CPU solvers, and the GPU kernels called with host memory
   // (eigstream::evd and evd_batched with Backend::cuda), orthonormalise the warm start on the CPU as
   // they read it: there this only saves the kernel's step.
   bool reorthonormalise = true;
