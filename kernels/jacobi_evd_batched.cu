@@ -130,7 +130,8 @@ __device__ __forceinline__ void solve_group_in_registers(const Args<S>& args) {
 // Warm kernels are not capped: a warm batch of 1024 takes about one block an SM at n = 16 and two at
 // n = 32, so a cap only makes them spill. Uncapped, warm float 16 (115 registers, no spills, against
 // 80 and 24 bytes) ran 3-4% faster (H200, bench/results/2026-11-27-h200-warm-float16-uncapped.md), and
-// warm float 32 (138 registers) and complex float 32 (254) no longer spill (kSharedSolve).
+// warm float 32 takes 144 registers and no spills (kSharedSolve). Warm complex float 32 takes 255 and
+// spills 64 bytes (ptxas, sm_90, at 5389a0c; the spill is not located).
 // 0: no cap (any cap, 1 included, changes how the compiler allocates, and spilled elsewhere).
 template <class S, int NMAX, bool WARM>
 inline constexpr int kRegisterBlocksPerSm = WARM                                        ? 0
