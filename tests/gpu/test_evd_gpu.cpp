@@ -54,13 +54,9 @@ std::vector<int> solve_hard_cases(index_t n, std::uint64_t seed, const std::vect
   std::vector<real_t<T>> w(std::size_t(n * batch.count));
   std::vector<T> v(std::size_t(n * n * batch.count));
   std::vector<eigstream::SolveInfo> info(std::size_t(batch.count));
-  if (v0)
-    eigstream::evd_batched(batch.view(), eigstream::vectors(w.data(), n, batch.count),
-                           eigstream::batch(v.data(), n, n, batch.count), info.data(), gpu_options(),
-                           eigstream::batch<const T>(v0->data(), n, n, batch.count));
-  else
-    eigstream::evd_batched(batch.view(), eigstream::vectors(w.data(), n, batch.count),
-                           eigstream::batch(v.data(), n, n, batch.count), info.data(), gpu_options());
+  eigstream::evd_batched(batch.view(), eigstream::vectors(w.data(), n, batch.count),
+                         eigstream::batch(v.data(), n, n, batch.count), info.data(), gpu_options(),
+                         v0 ? eigstream::batch<const T>(v0->data(), n, n, batch.count) : eigstream::BatchView<const T>{});
   std::vector<int> sweeps;
   for (index_t b = 0; b < batch.count; ++b) {
     const EvdCase c = all_evd_cases()[std::size_t(b)];
