@@ -28,6 +28,8 @@ template <class S, class R = real_of<S>> __device__ __forceinline__ S from_real(
 
 template <class R> __device__ __forceinline__ R re(R x) { return x; }
 template <class R> __device__ __forceinline__ R re(Cx<R> x) { return x.re; }
+template <class R> __device__ __forceinline__ R im(R) { return R(0); }
+template <class R> __device__ __forceinline__ R im(Cx<R> x) { return x.im; }
 template <class R> __device__ __forceinline__ R conj(R x) { return x; }
 template <class R> __device__ __forceinline__ Cx<R> conj(Cx<R> x) { return {x.re, -x.im}; }
 template <class R> __device__ __forceinline__ R abs2(R x) { return x * x; }

@@ -16,6 +16,7 @@
 #include "eigstream_kernels/evd_batched.hpp"
 #include "jacobi_evd_pairs.cuh"
 #include "jacobi_evd_solve.cuh"
+#include "tridiagonal_start.hpp"
 
 namespace eigstream::kernels {
 namespace {
@@ -223,7 +224,8 @@ cudaError_t load_for() {
 }  // namespace
 
 cudaError_t load_evd_batched_kernels() {
-  for (cudaError_t status : {load_for<float>(), load_for<double>(), load_for<Cx<float>>(), load_for<Cx<double>>()})
+  for (cudaError_t status : {load_for<float>(), load_for<double>(), load_for<Cx<float>>(), load_for<Cx<double>>(),
+                             load_tridiagonal_start_kernels()})
     if (status != cudaSuccess) return status;
   return cudaSuccess;
 }
@@ -234,10 +236,17 @@ cudaError_t launch_evd_batched(const EvdBatchedArgs<T>& in, cudaStream_t stream)
   using R = real_of<S>;
   if (in.n < 1 || in.n > kEvdMaxN) return cudaErrorInvalidValue;
   if (in.count == 0) return cudaSuccess;
-  const Args<S> args{reinterpret_cast<const S*>(in.a), in.lda, in.stride_a, in.values, in.stride_values,
-                     reinterpret_cast<S*>(in.vectors), in.ldv, in.stride_v,
-                     reinterpret_cast<const S*>(in.warm_start), in.ldw, in.stride_w, in.info, in.n, in.count,
-                     R(in.tol), R(in.symmetry_tol), in.max_sweeps, in.sort, in.reorthonormalise};
+  Args<S> args{reinterpret_cast<const S*>(in.a), in.lda, in.stride_a, in.values, in.stride_values,
+               reinterpret_cast<S*>(in.vectors), in.ldv, in.stride_v,
+               reinterpret_cast<const S*>(in.warm_start), in.ldw, in.stride_w, in.info, in.n, in.count,
+               R(in.tol), R(in.symmetry_tol), in.max_sweeps, in.sort, in.reorthonormalise};
+  if (!args.warm_start && args.vectors && uses_tridiagonal_start<S>(args.n)) {
+    // V0 goes where V will: each matrix's solve reads its V0 before it writes V.
+    const cudaError_t status = launch_tridiagonal_start(args.a, args.lda, args.stride_a, args.vectors, args.ldv,
+                                                        args.stride_v, args.n, args.count, stream);
+    if (status != cudaSuccess) return status;
+    args.warm_start = args.vectors, args.ldw = args.ldv, args.stride_w = args.stride_v;
+  }
   if (in.n <= 4) return launch_small<S, 4>(args, stream);
   if (in.n <= 8) return launch_small<S, 8>(args, stream);
   if (in.n <= 16) return launch_small<S, 16>(args, stream);

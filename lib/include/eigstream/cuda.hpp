@@ -76,7 +76,10 @@ void evd_batched(BatchView<const T> a, VectorBatchView<real_t<T>> values, BatchV
 // Newton-Schulz step, V (3I - V^H V) / 2, so that each result can be the next warm start without the
 // chain drifting from orthonormality (it cost 13-17% of warm-stream throughput at n = 32 on an H100,
 // bench/results/2026-11-22-h100-persistent-block.md); Options::reorthonormalise = false skips it, for
-// the links of a chain between two that take it. Errors of the launch throw Error(cuda); faults
+// the links of a chain between two that take it. Without a warm start, solves with `vectors` at n > 32
+// (complex: n > 16) first write a V0 into `vectors` from a Householder reduction to tridiagonal form
+// and QL iterations (kernels/tridiagonal_start.hpp), then run as warm-started from it: info.sweeps
+// counts the Jacobi sweeps after that start (1-2). Errors of the launch throw Error(cuda); faults
 // during the kernel surface at the caller's next synchronisation.
 template <class A>
 void evd_batched(BatchView<A> a, VectorBatchView<real_t<A>> values, BatchView<std::remove_const_t<A>> vectors,
