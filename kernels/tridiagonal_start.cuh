@@ -82,7 +82,7 @@ __device__ void start(const S* a, index_t lda, int n, S* v0, index_t ldv, char* 
   using R = real_of<S>;
   using L = Layout<S, NMAX>;
   constexpr int kLd = L::kLd;
-  constexpr int kSlots = (NMAX + 31) / 32;  // rows of Q a lane of warp 1 rotates; entries of e a lane tests
+  constexpr int kSlots = (NMAX + 31) / 32;  // rows of Q a lane rotates; entries of e a lane tests
   constexpr R eps = std::numeric_limits<R>::epsilon();
   char* p = smem;
   S* A = reinterpret_cast<S*>(p);

