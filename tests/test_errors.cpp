@@ -1,6 +1,7 @@
 // Every error path of evd / svd: the ErrorCode, and a message that names what is wrong and where (the
 // matrix of a batch, the entry's row and column); Options::flag_invalid; non-convergence reported or
-// thrown; the CUDA backend in a build without kernels; empty problems.
+// thrown; the CUDA backend in a build without kernels; empty problems; in CUDA builds, the device
+// interface's refusal of outputs that overlap A.
 #include <catch2/catch.hpp>
 
 #include <cmath>
@@ -10,6 +11,9 @@
 #include <vector>
 
 #include "oracle.hpp"
+#if defined(EIGSTREAM_HAVE_CUDA)
+#include "eigstream/cuda.hpp"
+#endif
 
 using eigstream::Backend;
 using eigstream::Error;
@@ -476,3 +480,20 @@ TEMPLATE_TEST_CASE("errors: empty problems (n = 0 or count = 0) do nothing", "[e
   eigstream::evd_batched(eigstream::BatchView<const T>{nullptr, 4, 4, 4, 16, 0}, eigstream::VectorBatchView<R>{w.data(), 4, 4, 0});
   for (R x : w) CHECK(x == R(7));
 }
+
+#if defined(EIGSTREAM_HAVE_CUDA)
+// The device interface refuses a `vectors` that overlaps A before it touches either: a cold solve may
+// write its start V0 there before it reads A. Host memory stands in for device memory, as nothing is
+// read or launched; a warm start may share `vectors`.
+TEST_CASE("errors: cuda::evd_batched refuses vectors that overlap A", "[errors][cuda]") {
+  using T = std::complex<float>;
+  const index_t n = 48, count = 2;
+  std::vector<T> memory(std::size_t(n * n * (count + 1)));
+  std::vector<float> w(std::size_t(n * count));
+  SolveInfo info[2];
+  const eigstream::BatchView<const T> a{memory.data(), n, n, n, n * n, count};
+  const eigstream::BatchView<T> into_a{memory.data() + n * n, n, n, n, n * n, count};  // from A's second matrix on
+  check_error([&] { eigstream::cuda::evd_batched(a, eigstream::vectors(w.data(), n, count), into_a, info, Options{}, nullptr); },
+              ErrorCode::invalid_argument, {"cuda::evd_batched", "vectors overlap A"});
+}
+#endif

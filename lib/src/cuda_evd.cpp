@@ -3,8 +3,10 @@
 #include <cuda_runtime_api.h>
 
 #include <complex>
+#include <cstdint>
 #include <limits>
 #include <sstream>
+#include <utility>
 #include <vector>
 
 #include "cuda_evd.hpp"
@@ -34,6 +36,18 @@ bool can_implement_evd(index_t n, const Options& options) {
 
 namespace detail {
 
+// Whether two batches share memory: their spans, first entry to last, intersect.
+template <class T>
+bool overlap(BatchView<const T> x, BatchView<T> y) {
+  const auto span = [](const T* data, index_t rows, index_t cols, index_t ld, index_t stride, index_t count) {
+    const auto first = reinterpret_cast<std::uintptr_t>(data);
+    return std::pair{first, first + sizeof(T) * std::size_t((count - 1) * stride + (cols - 1) * ld + rows)};
+  };
+  const auto [x0, x1] = span(x.data, x.rows, x.cols, x.ld, x.stride, x.count);
+  const auto [y0, y1] = span(y.data, y.rows, y.cols, y.ld, y.stride, y.count);
+  return x0 < y1 && y0 < x1;
+}
+
 template <class T>
 void evd_batched(BatchView<const T> a, VectorBatchView<real_t<T>> values, BatchView<T> vectors, SolveInfo* info,
                  const Options& options, cudaStream_t stream, BatchView<const T> warm_start) {
@@ -48,6 +62,10 @@ void evd_batched(BatchView<const T> a, VectorBatchView<real_t<T>> values, BatchV
   check_batch(op, "vectors", vectors, n, n, a.count, false);
   check_batch(op, "warm start V0", warm_start, n, n, a.count, false);
   if (n == 0 || a.count == 0) return;
+  // A cold solve may write its start V0 into `vectors` before it reads A (the warm start, read before
+  // each matrix's V is written, may share them).
+  if (!vectors.empty() && overlap(a, vectors))
+    throw Error(ErrorCode::invalid_argument, std::string(op) + ": vectors overlap A; give V its own memory");
   if (!info) throw Error(ErrorCode::invalid_argument, std::string(op) + ": info (device, one per matrix) is missing");
   if (!can_implement_evd(n, options)) {
     std::ostringstream s;

@@ -70,7 +70,8 @@ void evd_batched(BatchView<const T> a, VectorBatchView<real_t<T>> values, BatchV
 }  // namespace detail
 
 // Batched Hermitian EVD, all views and `info` (count entries) in device memory. Sizes, strides and
-// options are checked here (Error invalid_argument); the data is checked on the GPU: a matrix with
+// options are checked here (Error invalid_argument), and that `vectors` does not overlap A (the warm
+// start may share `vectors`); the data is checked on the GPU: a matrix with
 // a NaN/Inf entry or not Hermitian gets info.invalid_input and NaN outputs, the others are solved.
 // The warm start must be orthonormal (it is not checked on the GPU); a warm-started V gets one
 // Newton-Schulz step, V (3I - V^H V) / 2, so that each result can be the next warm start without the
