@@ -713,21 +713,21 @@ __global__ void __launch_bounds__(kBlockThreads<typename DeviceScalar<T>::type, 
           // Cold solves with vectors at NMAX = 64 start as the batched kernel's do, V0 into staging:
           // items of 64 cold matrices from 4 host threads ran 1.01x as fast at float 64 and 1.07x at
           // complex float 64, as warp 0 of the block follows the QL chain and rotates Q in turn
-          // (1.13x and 1.21x with warp 1 rotating meanwhile, which racecheck flagged in the solve
-          // after it). The warp consumers of complex float 32 ran 0.67x as fast with it (H200,
-          // bench/results/2026-11-27-h200-tridiagonal-start.md).
-          bool start = false;
+          // (1.13x and 1.21x with warp 1 rotating meanwhile, where racecheck reported hazards in the
+          // solve after it, not settled as real or the tool's). The warp consumers of complex float
+          // 32 ran 0.67x as fast with it (H200, bench/results/2026-11-27-h200-tridiagonal-start.md).
+          bool started = false;
           if constexpr (NMAX == 64) {
             static_assert(tridiagonal::Layout<S, NMAX>::bytes <= solve_bytes<S, NMAX, BLOCK_PER_ITEM>(),
                           "the start works in the solve's shared memory");
-            start = !in_v0 && it.vectors && uses_tridiagonal_start<S>(n);
-            if (start) {
+            started = !in_v0 && it.vectors && uses_tridiagonal_start<S>(n);
+            if (started) {
               solver_sync<SOLVER_THREADS>(solver_mask);
               tridiagonal::start<S, NMAX, SOLVER_THREADS>(a, n, n, v0, n, work, solver_lane);
             }
           }
           if (solver_lane == 0)
-            one = {a, n, 0, w, 0, v, n, 0, in_v0 || start ? v0 : nullptr, n, 0, it.info + i, n, 1,
+            one = {a, n, 0, w, 0, v, n, 0, in_v0 || started ? v0 : nullptr, n, 0, it.info + i, n, 1,
                    R(args.tol), R(args.symmetry_tol), args.max_sweeps, args.sort, it.reorthonormalise};
         }
         solver_sync<SOLVER_THREADS>(solver_mask);

@@ -7,6 +7,8 @@
 // operations and a chain of about n^2 / 2 rotations; the Jacobi sweeps from V0 then bring the result
 // to the Jacobi solve's accuracy.
 //
+// A is scaled by a power of two that brings its largest component (real or imaginary part) to [1, 2).
+//
 // Thread mapping and memory: A, then Q in its place, is NMAX x (NMAX + 1), column-major in shared
 // memory, so that threads reading down a column (or across a row) hit distinct banks. In the
 // reduction thread t owns row t, and A's column k keeps reflector k's vector below the diagonal once
@@ -45,7 +47,8 @@ struct Layout {
   static constexpr std::size_t vector = align16(sizeof(S) * NMAX);
   static constexpr std::size_t reals = align16(sizeof(R) * NMAX);
   static constexpr std::size_t log = align16(sizeof(Rotation<R>) * NMAX);
-  // the logs' extents and the outcome (6 ints); ThreadGroup's scratch (sum2 at 8 warps: 16 doubles)
+  // the logs' extents and the outcome (5 ints, padded to 6 for the doubles); ThreadGroup's scratch
+  // (sum2 at 8 warps: 16 doubles)
   static constexpr std::size_t small = align16(6 * sizeof(int) + 16 * sizeof(double));
   // A (then Q); the reduction's x and the reflectors' tau; T's d and e; two logs; small
   static constexpr std::size_t bytes = matrix + 2 * vector + 2 * reals + 2 * log + small;
@@ -57,7 +60,7 @@ struct Layout {
 template <class R>
 __device__ __forceinline__ void givens(R f, R g, R& c, R& s, R& r) {
   const R h = f * f + g * g;
-  if (h >= R(1) / std::numeric_limits<R>::max() && h <= std::numeric_limits<R>::max() / R(4)) {
+  if (h >= std::numeric_limits<R>::min() && h <= std::numeric_limits<R>::max() / R(4)) {
     R inv = rsqrt(h);
     inv = inv * (R(1.5) - R(0.5) * h * inv * inv);
     c = g * inv, s = f * inv, r = h * inv;
@@ -79,6 +82,7 @@ __device__ __forceinline__ void handover() { asm volatile("barrier.sync 1, 64;" 
 template <class S, int NMAX, int THREADS>
 __device__ void start(const S* a, index_t lda, int n, S* v0, index_t ldv, char* smem, int tid) {
   static_assert(THREADS == 32 ? NMAX <= 32 : THREADS >= NMAX, "a thread a row, or a warp at NMAX <= 32");
+  static_assert(NMAX <= 64 && THREADS <= 256, "a 64-bit ballot of e's entries; ThreadGroup scratch for 8 warps");
   using R = real_of<S>;
   using L = Layout<S, NMAX>;
   constexpr int kLd = L::kLd;
@@ -104,8 +108,8 @@ __device__ void start(const S* a, index_t lda, int n, S* v0, index_t ldv, char* 
     if constexpr (std::is_same_v<S, R>) return re_part; else return S{re_part, im_part};
   };
 
-  // The lower triangle, scaled by the power of two that brings its largest entry to [1, 2), into A
-  // in full Hermitian storage.
+  // The lower triangle, scaled by the power of two that brings its largest component to [1, 2), into
+  // A in full Hermitian storage (the diagonal real).
   bool ok;
   {
     bool bad = false;
@@ -126,7 +130,7 @@ __device__ void start(const S* a, index_t lda, int n, S* v0, index_t ldv, char* 
         if (i < j) continue;
         const S v = scale2(a[i + index_t(j) * lda], exponent);
         A[i + j * kLd] = i == j ? from_real<S>(re(v)) : v;
-        A[j + i * kLd] = conj(v);
+        if (i != j) A[j + i * kLd] = conj(v);
       }
     }
     g.sync();
@@ -143,7 +147,7 @@ __device__ void start(const S* a, index_t lda, int n, S* v0, index_t ldv, char* 
       S t = zero;
       R beta = re(alpha);
       if (norm2 < std::numeric_limits<R>::min()) {
-        beta = 0;  // the column is negligible beside A's largest entry (>= 1): drop it
+        beta = 0;  // the column is negligible beside ||A|| >= 1: drop it
       } else if (tail2 > R(0) || im(alpha) != R(0)) {
         beta = -copysign(sqrt(norm2), re(alpha));
         t = (R(1) / beta) * (from_real<S>(beta) - alpha);
@@ -213,9 +217,9 @@ __device__ void start(const S* a, index_t lda, int n, S* v0, index_t ldv, char* 
     // negligible. Each iteration chases the shift's bulge from m up to l with rotations of rows and
     // columns (i, i + 1), i = m - 1 .. l, which lane 0 of warp 0 logs and the lanes then apply to Q.
     // A block of two warps: warp 1 applies the logs while warp 0 goes on. Other groups leave the
-    // rotations to warp 0 between iterations: the persistent solver's blocks of 256, whose other warps
-    // idle meanwhile, were flagged by racecheck in the solve after the start when their first two
-    // warps met at a barrier of their own.
+    // rotations to warp 0 between iterations: in the persistent solver's blocks of 256, racecheck
+    // reported hazards in the solve after the start when their first two warps met at a barrier of
+    // their own (not settled as real or the tool's; bench/results/2026-11-27-h200-tridiagonal-start.md).
     constexpr bool kOverlap = THREADS == 64;
     auto apply = [&](int buf) {  // log buf to Q's rows lane + 32 s, rows n and beyond too (unread)
       const Rotation<R>* log = logs + buf * NMAX;
@@ -247,7 +251,7 @@ __device__ void start(const S* a, index_t lda, int n, S* v0, index_t ldv, char* 
       bool converged = true;
       for (int l = 0; l < n;) {
         // m: the first index >= l with e_m negligible beside its neighbours on the diagonal (or
-        // n - 1). A is scaled so that its largest entry is in [1, 2), so an e_m below epsilon is
+        // n - 1). A's largest component is in [1, 2), so ||A|| >= 1 and an e_m below epsilon is
         // negligible whatever the diagonal.
         unsigned long long ends = 0;
 #pragma unroll
@@ -299,7 +303,7 @@ __device__ void start(const S* a, index_t lda, int n, S* v0, index_t ldv, char* 
           if (!split) d[l] -= p, e[l] = g_, e[m] = 0;
           extent[2 * buf] = m - 1, extent[2 * buf + 1] = count;
         }
-        __syncwarp();  // lane 0's chain; the barrier below takes a converged warp
+        __syncwarp();  // lane 0's log, extent, d and e, before the other lanes read them
         if constexpr (kOverlap) {
           handover();  // warp 1 takes this log once done with the last
           buf ^= 1;

@@ -71,8 +71,9 @@ void evd_batched(BatchView<const T> a, VectorBatchView<real_t<T>> values, BatchV
 
 // Batched Hermitian EVD, all views and `info` (count entries) in device memory. Sizes, strides and
 // options are checked here (Error invalid_argument), and that `vectors` does not overlap A (the warm
-// start may share `vectors`); the data is checked on the GPU: a matrix with
-// a NaN/Inf entry or not Hermitian gets info.invalid_input and NaN outputs, the others are solved.
+// start may be the very same view as `vectors`, not a partial overlap); the data is checked on the
+// GPU: a matrix with a NaN/Inf entry or not Hermitian gets info.invalid_input and NaN outputs, the
+// others are solved.
 // The warm start must be orthonormal (it is not checked on the GPU); a warm-started V gets one
 // Newton-Schulz step, V (3I - V^H V) / 2, so that each result can be the next warm start without the
 // chain drifting from orthonormality (it cost 13-17% of warm-stream throughput at n = 32 on an H100,
@@ -80,9 +81,9 @@ void evd_batched(BatchView<const T> a, VectorBatchView<real_t<T>> values, BatchV
 // the links of a chain between two that take it. Without a warm start, solves with `vectors` at n > 32
 // (complex: n > 16) first write a V0 into `vectors` from a Householder reduction to tridiagonal form
 // and QL iterations (kernels/tridiagonal_start.hpp), then run as warm-started from it: info.sweeps
-// counts the Jacobi sweeps after that start (1.0-1.7 a matrix on eigbench's covariances on an H200).
-// Errors of the launch throw Error(cuda); faults during the kernel surface at the caller's next
-// synchronisation.
+// counts the Jacobi sweeps after that start (1.0-1.7 a matrix on eigbench's covariances on an H200),
+// and Options::reorthonormalise applies to them too. Errors of the launch throw Error(cuda); faults
+// during the kernel surface at the caller's next synchronisation.
 template <class A>
 void evd_batched(BatchView<A> a, VectorBatchView<real_t<A>> values, BatchView<std::remove_const_t<A>> vectors,
                  SolveInfo* info, const Options& options, cudaStream_t stream,
