@@ -1,4 +1,5 @@
-// Raising a kernel's limit of dynamic shared memory only where a launch needs it.
+// Shared-memory layouts: their regions' alignment, and raising a kernel's limit of dynamic shared
+// memory only where a launch needs it.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -15,6 +16,10 @@ namespace eigstream::kernels {
 // bench/results/2026-11-27-h200-shared-memory-attribute-where-needed.md).
 // No state is kept, so nothing goes stale when a context is reset.
 inline constexpr std::size_t kDefaultSharedMemoryPerBlock = 48 * 1024;
+
+// A size rounded up to 16 bytes: the regions of the kernels' shared-memory layouts start aligned for
+// 16-byte accesses.
+constexpr std::size_t align16(std::size_t x) { return (x + 15) / 16 * 16; }
 
 template <class Kernel>
 cudaError_t allow_dynamic_shared_memory(Kernel kernel, std::size_t dynamic_bytes, std::size_t static_bytes = 0) {

@@ -557,15 +557,15 @@ constexpr std::size_t solve_bytes() {
   std::size_t bytes = evd::GroupLayout<S, NMAX>::bytes;
   if constexpr (solve == Solve::pairs) bytes = evd::PairsLayout<S>::bytes(true);
   if constexpr (solve == Solve::registers)
-    bytes = sizeof(evd::RegisterScratch<S, NMAX>) + evd::align16(sizeof(S) * evd::kRegisterWarmScalars<S, NMAX>);
-  return evd::align16(bytes);
+    bytes = sizeof(evd::RegisterScratch<S, NMAX>) + align16(sizeof(S) * evd::kRegisterWarmScalars<S, NMAX>);
+  return align16(bytes);
 }
 // Shared memory of one consumer: the claimed item, its leader's state, then for each matrix of a
 // claim its solve's Args and scratch.
 template <class S, int NMAX, bool BLOCK_PER_ITEM>
 constexpr std::size_t consumer_bytes() {
-  return evd::align16(sizeof(EvdItem<std::complex<double>>)) + evd::align16(sizeof(Leader)) +
-         kClaimMatrices<S, NMAX, BLOCK_PER_ITEM> * (evd::align16(sizeof(Args<S>)) + solve_bytes<S, NMAX, BLOCK_PER_ITEM>());
+  return align16(sizeof(EvdItem<std::complex<double>>)) + align16(sizeof(Leader)) +
+         kClaimMatrices<S, NMAX, BLOCK_PER_ITEM> * (align16(sizeof(Args<S>)) + solve_bytes<S, NMAX, BLOCK_PER_ITEM>());
 }
 
 // One matrix, by NMAX lanes of a warp (`mask`), or a block.
@@ -574,7 +574,7 @@ __device__ SolveInfo solve_item(const Args<S>& args, int lane, unsigned mask, ch
   constexpr Solve solve = kSolve<S, NMAX, BLOCK_PER_ITEM>;
   if constexpr (solve == Solve::registers) {
     auto& scratch = *reinterpret_cast<evd::RegisterScratch<S, NMAX>*>(work);
-    S* warm = reinterpret_cast<S*>(work + evd::align16(sizeof(evd::RegisterScratch<S, NMAX>)));
+    S* warm = reinterpret_cast<S*>(work + align16(sizeof(evd::RegisterScratch<S, NMAX>)));
     // Cold solves compiled apart, without the warm start's code (a claim's matrices are of one item).
     if (args.warm_start) return evd::solve_in_registers<S, NMAX, true>(args, 0, lane, mask, scratch, warm);
     return evd::solve_in_registers<S, NMAX, false>(args, 0, lane, mask, scratch, warm);
@@ -610,11 +610,11 @@ __global__ void __launch_bounds__(kBlockThreads<typename DeviceScalar<T>::type, 
                            : ((1u << SOLVER_THREADS) - 1u) << (lane % 32 / SOLVER_THREADS * SOLVER_THREADS);
   char* mine = smem + group * consumer_bytes<S, NMAX, BLOCK_PER_ITEM>();
   auto* item = reinterpret_cast<EvdItem<T>*>(mine);
-  mine += evd::align16(sizeof(EvdItem<std::complex<double>>));
+  mine += align16(sizeof(EvdItem<std::complex<double>>));
   Leader& leader = *reinterpret_cast<Leader*>(mine);  // lane 0's
-  mine += evd::align16(sizeof(Leader));
+  mine += align16(sizeof(Leader));
   Args<S>& one = reinterpret_cast<Args<S>*>(mine)[side];  // this thread's solve's
-  char* work = mine + kClaim * evd::align16(sizeof(Args<S>)) + side * solve_bytes<S, NMAX, BLOCK_PER_ITEM>();
+  char* work = mine + kClaim * align16(sizeof(Args<S>)) + side * solve_bytes<S, NMAX, BLOCK_PER_ITEM>();
   __shared__ std::uint64_t claimed_all[kConsumers];
   __shared__ int ring_all[kConsumers], index_all[kConsumers], number_all[kConsumers], stop_all[kConsumers];
   const auto counters = [&]() -> ConsumerCounters& { return args.counters[(blockIdx.x - 1) * kConsumers + group]; };

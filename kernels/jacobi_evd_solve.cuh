@@ -48,6 +48,7 @@
 #include <type_traits>
 
 #include "device_scalar.cuh"
+#include "dynamic_shared_memory.cuh"
 #include "eigstream/detail/round_robin.hpp"
 #include "eigstream/options.hpp"
 #include "input_scaling.cuh"
@@ -82,7 +83,6 @@ struct Args {
   bool reorthonormalise;  // with a warm start: the closing Newton-Schulz step (Options::reorthonormalise)
 };
 
-constexpr std::size_t align16(std::size_t x) { return (x + 15) / 16 * 16; }
 
 // How solve_in_shared spreads a step's work over its block:
 //  - throughput (the batched kernel, several blocks an SM): the block items that hold the next

@@ -41,7 +41,6 @@
 namespace eigstream::kernels {
 namespace {
 
-constexpr std::size_t align16(std::size_t x) { return (x + 15) / 16 * 16; }
 
 // Byte offsets within one group's shared memory.
 struct Layout {

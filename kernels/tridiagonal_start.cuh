@@ -27,12 +27,11 @@
 #include <limits>
 
 #include "device_scalar.cuh"
+#include "dynamic_shared_memory.cuh"
 #include "eigstream/views.hpp"
 #include "thread_group.cuh"
 
 namespace eigstream::kernels::tridiagonal {
-
-constexpr std::size_t align16(std::size_t x) { return (x + 15) / 16 * 16; }
 
 template <class R>
 struct Rotation {

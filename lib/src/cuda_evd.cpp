@@ -39,12 +39,12 @@ namespace detail {
 // Whether two batches share memory: their spans, first entry to last, intersect.
 template <class T>
 bool overlap(BatchView<const T> x, BatchView<T> y) {
-  const auto span = [](const T* data, index_t rows, index_t cols, index_t ld, index_t stride, index_t count) {
-    const auto first = reinterpret_cast<std::uintptr_t>(data);
-    return std::pair{first, first + sizeof(T) * std::size_t((count - 1) * stride + (cols - 1) * ld + rows)};
+  const auto span = [](const auto& v) {
+    const auto first = reinterpret_cast<std::uintptr_t>(v.data);
+    return std::pair{first, first + sizeof(T) * std::size_t((v.count - 1) * v.stride + (v.cols - 1) * v.ld + v.rows)};
   };
-  const auto [x0, x1] = span(x.data, x.rows, x.cols, x.ld, x.stride, x.count);
-  const auto [y0, y1] = span(y.data, y.rows, y.cols, y.ld, y.stride, y.count);
+  const auto [x0, x1] = span(x);
+  const auto [y0, y1] = span(y);
   return x0 < y1 && y0 < x1;
 }
 
