@@ -21,8 +21,10 @@
 //    32, whose rows do not fit in registers, takes the shared-memory solve in its throughput shape, a
 //    matrix at a time). Consumers of NMAX lanes each, claiming on their own, diverged within their warp: at
 //    n = 8, 4 to a warp, they reached 0.10-0.18 of the batched kernel's rate
-//    (bench/results/2026-11-25-h100-warp-claims.md). At NMAX = 64, the pairs solve
-//    (jacobi_evd_pairs.cuh) by a block of 256 threads. Many items are solved at once, each slowly;
+//    (bench/results/2026-11-25-h100-warp-claims.md). At NMAX = 64, a block of 256 threads claims
+//    two matrices (one for double), stages them, starts them side by side, two warps each (cold
+//    ones from the tridiagonal start), then solves them in turn with the pairs solve
+//    (jacobi_evd_pairs.cuh; solve_pairs_claim). Many items are solved at once, each slowly;
 //  - block per item (latency): a block of evd::shared_threads(NMAX, latency) threads (128 at
 //    NMAX <= 16, 320 at 32), the shared-memory solve with a thread per 2 x 2 block of A or a row of V
 //    in four pairs' columns in a step, a warp for the next step's rotations, and one barrier a step,
@@ -96,9 +98,18 @@ inline constexpr int kConsumerThreads = kSolve<S, NMAX, BLOCK_PER_ITEM> == Solve
 template <class S, int NMAX, bool BLOCK_PER_ITEM>
 inline constexpr int kSolverThreads =
     kSolve<S, NMAX, BLOCK_PER_ITEM> == Solve::registers ? NMAX : kConsumerThreads<S, NMAX, BLOCK_PER_ITEM>;
+// The pairs solve for throughput (NMAX = 64) stages and starts kPairsSides matrices of a claim side by
+// side, each by a group of two warps (see solve_pairs_claim), and then solves them in turn. Double
+// takes one: two starts' shared memory (75 KB) would leave room for two blocks an SM, not three.
+// Complex double runs one block an SM either way.
+template <class S, int NMAX, bool BLOCK_PER_ITEM>
+inline constexpr bool kPairsThroughput = kSolve<S, NMAX, BLOCK_PER_ITEM> == Solve::pairs && !BLOCK_PER_ITEM;
+template <class S>
+inline constexpr int kPairsSides = std::is_same_v<S, double> ? 1 : 2;
 template <class S, int NMAX, bool BLOCK_PER_ITEM>  // matrices a consumer claims at once
-inline constexpr int kClaimMatrices =
-    kConsumerThreads<S, NMAX, BLOCK_PER_ITEM> / kSolverThreads<S, NMAX, BLOCK_PER_ITEM>;
+inline constexpr int kClaimMatrices = kPairsThroughput<S, NMAX, BLOCK_PER_ITEM>
+                                          ? kPairsSides<S>
+                                          : kConsumerThreads<S, NMAX, BLOCK_PER_ITEM> / kSolverThreads<S, NMAX, BLOCK_PER_ITEM>;
 template <class S, int NMAX, bool BLOCK_PER_ITEM>
 inline constexpr int kBlockThreads =
     kSolve<S, NMAX, BLOCK_PER_ITEM> != Solve::registers
@@ -550,22 +561,28 @@ struct Leader {
   ConsumerCounters totals;
 };
 
-// Shared memory of one solve's scratch.
+// Shared memory of one solve's scratch (the pairs solve for throughput: of the claim's starts too).
 template <class S, int NMAX, bool BLOCK_PER_ITEM>
 constexpr std::size_t solve_bytes() {
   constexpr Solve solve = kSolve<S, NMAX, BLOCK_PER_ITEM>;
   std::size_t bytes = evd::GroupLayout<S, NMAX>::bytes;
   if constexpr (solve == Solve::pairs) bytes = evd::PairsLayout<S>::bytes(true);
+  if constexpr (kPairsThroughput<S, NMAX, BLOCK_PER_ITEM>)
+    bytes = std::max(bytes, kPairsSides<S> * align16(tridiagonal::Layout<S, NMAX>::bytes));
   if constexpr (solve == Solve::registers)
     bytes = sizeof(evd::RegisterScratch<S, NMAX>) + align16(sizeof(S) * evd::kRegisterWarmScalars<S, NMAX>);
   return align16(bytes);
 }
-// Shared memory of one consumer: the claimed item, its leader's state, then for each matrix of a
-// claim its solve's Args and scratch.
+// Solves side by side, each with scratch of its own; the pairs solve for throughput solves in turn.
+template <class S, int NMAX, bool BLOCK_PER_ITEM>
+inline constexpr int kScratchAreas = kPairsThroughput<S, NMAX, BLOCK_PER_ITEM> ? 1 : kClaimMatrices<S, NMAX, BLOCK_PER_ITEM>;
+// Shared memory of one consumer: the claimed item, its leader's state, for each matrix of a claim its
+// solve's Args, then the solves' scratch.
 template <class S, int NMAX, bool BLOCK_PER_ITEM>
 constexpr std::size_t consumer_bytes() {
   return align16(sizeof(EvdItem<std::complex<double>>)) + align16(sizeof(Leader)) +
-         kClaimMatrices<S, NMAX, BLOCK_PER_ITEM> * (align16(sizeof(Args<S>)) + solve_bytes<S, NMAX, BLOCK_PER_ITEM>());
+         kClaimMatrices<S, NMAX, BLOCK_PER_ITEM> * align16(sizeof(Args<S>)) +
+         kScratchAreas<S, NMAX, BLOCK_PER_ITEM> * solve_bytes<S, NMAX, BLOCK_PER_ITEM>();
 }
 
 // One matrix, by NMAX lanes of a warp (`mask`), or a block.
@@ -583,6 +600,65 @@ __device__ SolveInfo solve_item(const Args<S>& args, int lane, unsigned mask, ch
   } else {
     return evd::solve_in_shared<S, NMAX, kStepShape<BLOCK_PER_ITEM>>(args, 0, work, lane);
   }
+}
+
+// The pairs solve for throughput: matrices first .. first + number - 1 of item `it`, number <= kPairsSides,
+// by the block's 256 threads (tid) and `staging` (the consumer's), each with Args of its own in `ones`
+// and `work` as solve_bytes gives it. Side by side, a group of two warps a matrix (the block's other
+// warps wait) takes a cold matrix with vectors through the tridiagonal start, V0 into staging, as in
+// the batched kernel, once the block has staged A (and V0 for a warm start). Then the block solves the
+// matrices in turn and copies their outputs from staging. Returns the failed matrices' count (in
+// thread 0).
+// Cold, the rate of the starts, which the QL chain's latency sets, is the solver's: items of 64 cold
+// matrices from 4 host threads ran at 0.60 of the batched kernel's rate at float 64 and 0.64 at
+// complex float 64 with one start a block, warp 0 following the chain and rotating Q alone, and at
+// 0.91 at both with two groups of two warps (H200, bench/results/2026-11-27-h200-persistent-start-sides.md).
+template <class T>
+__device__ int solve_pairs_claim(const PersistentEvdArgs<T>& args, const EvdItem<T>& it, index_t first, int number,
+                                 typename DeviceScalar<T>::type* staging, Args<typename DeviceScalar<T>::type>* ones,
+                                 char* work, int tid) {
+  using S = typename DeviceScalar<T>::type;
+  using R = real_of<S>;
+  constexpr int kSides = kPairsSides<S>;
+  constexpr std::size_t kStartBytes = align16(tridiagonal::Layout<S, 64>::bytes);
+  const int n = it.n;
+  const bool warm = it.warm_start != nullptr, started = !warm && it.vectors && uses_tridiagonal_start<S>(n);
+  auto staged = [&](int s) { return staging + s * (args.staging_stride / kSides); };  // A, V0, V, w
+  for (int s = 0; s < number; ++s) {
+    const index_t i = first + s;
+    stage_in<evd::pairs::kThreads, false, S>(staged(s), reinterpret_cast<const S*>(it.a + i * it.stride_a), it.lda,
+                                             nullptr, 0, n, tid);
+    if (warm)
+      stage_in<evd::pairs::kThreads, false, S>(staged(s) + n * n,
+                                               reinterpret_cast<const S*>(it.warm_start + i * it.stride_warm_start),
+                                               it.ldw, nullptr, 0, n, tid);
+    if (tid == 0) {
+      S* v = staged(s) + 2 * n * n;
+      ones[s] = {staged(s), n, 0, reinterpret_cast<R*>(v + n * n), 0, v, n, 0, warm || started ? staged(s) + n * n : nullptr,
+                 n, 0, it.info + i, n, 1, R(args.tol), R(args.symmetry_tol), args.max_sweeps, args.sort,
+                 it.reorthonormalise};
+    }
+  }
+  __syncthreads();
+  const int side = tid / tridiagonal::kThreads;
+  if (started && side < number)  // the side's barriers: 1 + 2 side for the group, 2 + 2 side for its hand-overs
+    tridiagonal::start<S, 64>(staged(side), n, n, staged(side) + n * n, n, work + side * kStartBytes,
+                              tid % tridiagonal::kThreads, 1 + 2 * side);
+  __syncthreads();
+  int failures = 0;
+  for (int s = 0; s < number; ++s) {
+    const Args<S>& one = ones[s];
+    const SolveInfo info = evd::solve_in_pairs<S>(one, 0, work, tid);
+    __syncthreads();  // its outputs in staging, and its scratch free for the next
+    failures += tid == 0 && (info.invalid_input || !info.converged);
+    real_t<T>* values = it.values + (first + s) * it.stride_values;
+    for (int j = tid; j < n; j += evd::pairs::kThreads) values[j] = one.values[j];
+    if (it.vectors) {
+      S* out_v = reinterpret_cast<S*>(it.vectors + (first + s) * it.stride_vectors);
+      for (int idx = tid; idx < n * n; idx += evd::pairs::kThreads) out_v[idx % n + index_t(idx / n) * it.ldv] = one.vectors[idx];
+    }
+  }
+  return failures;
 }
 
 template <class T, int NMAX, bool BLOCK_PER_ITEM>
@@ -679,7 +755,14 @@ __global__ void __launch_bounds__(kBlockThreads<typename DeviceScalar<T>::type, 
     sleep_ns = 0;
     // The claim (index_all and number_all: matrices claimed) is read again from shared memory after
     // the solve, rather than held through it.
-    if (!(stop_all[group] & 2)) {
+    S* const staging = reinterpret_cast<S*>(args.staging) +
+                       std::size_t((blockIdx.x - 1) * kConsumers + group) * args.staging_stride;
+    if (stop_all[group] & 2) {
+      if (lane == 0) leader.totals.cancelled += number_all[group];
+    } else if constexpr (kPairsThroughput<S, NMAX, BLOCK_PER_ITEM>) {
+      const int failures = solve_pairs_claim(args, *item, index_all[group], number_all[group], staging, &one, work, lane);
+      if (lane == 0) leader.totals.failed += failures, leader.totals.completed += number_all[group];
+    } else {
       // The item's matrices may be in host memory, where every read crosses PCIe: each solve works on
       // copies in its staging area of device memory, read in bulk. Block per item, A and V0 are read
       // in one pass, and the solve writes its outputs straight to the item's: a lone warm complex float
@@ -692,9 +775,7 @@ __global__ void __launch_bounds__(kBlockThreads<typename DeviceScalar<T>::type, 
         const EvdItem<T>& it = *item;
         const int n = it.n;
         const index_t i = index_all[group] + side;
-        S* a = reinterpret_cast<S*>(args.staging) +
-               std::size_t((blockIdx.x - 1) * kConsumers + group) * args.staging_stride +
-               side * (args.staging_stride / kClaim);
+        S* a = staging + side * (args.staging_stride / kClaim);
         S* v0 = a + n * n;
         const S* in_a = reinterpret_cast<const S*>(it.a + i * it.stride_a);
         const S* in_v0 = it.warm_start ? reinterpret_cast<const S*>(it.warm_start + i * it.stride_warm_start) : nullptr;
@@ -710,24 +791,10 @@ __global__ void __launch_bounds__(kBlockThreads<typename DeviceScalar<T>::type, 
           R* w = reinterpret_cast<R*>(v + n * n);
           stage_in<SOLVER_THREADS, false, S>(a, in_a, it.lda, nullptr, 0, n, solver_lane);
           if (in_v0) stage_in<SOLVER_THREADS, false, S>(v0, in_v0, it.ldw, nullptr, 0, n, solver_lane);
-          // Cold solves with vectors at NMAX = 64 start as the batched kernel's do, V0 into staging:
-          // items of 64 cold matrices from 4 host threads ran 1.01x as fast at float 64 and 1.07x at
-          // complex float 64, as warp 0 of the block follows the QL chain and rotates Q in turn
-          // (1.13x and 1.21x with warp 1 rotating meanwhile, where racecheck reported hazards in the
-          // solve after it, not settled as real or the tool's). The warp consumers of complex float
-          // 32 ran 0.67x as fast with it (H200, bench/results/2026-11-27-h200-tridiagonal-start.md).
-          bool started = false;
-          if constexpr (NMAX == 64) {
-            static_assert(tridiagonal::Layout<S, NMAX>::bytes <= solve_bytes<S, NMAX, BLOCK_PER_ITEM>(),
-                          "the start works in the solve's shared memory");
-            started = !in_v0 && it.vectors && uses_tridiagonal_start<S>(n);
-            if (started) {
-              solver_sync<SOLVER_THREADS>(solver_mask);
-              tridiagonal::start<S, NMAX, SOLVER_THREADS>(a, n, n, v0, n, work, solver_lane);
-            }
-          }
+          // Cold solves start from the identity here: the warp consumers of complex float 32 ran 0.67x
+          // as fast with the tridiagonal start (H200, bench/results/2026-11-27-h200-tridiagonal-start.md).
           if (solver_lane == 0)
-            one = {a, n, 0, w, 0, v, n, 0, in_v0 || started ? v0 : nullptr, n, 0, it.info + i, n, 1,
+            one = {a, n, 0, w, 0, v, n, 0, in_v0 ? v0 : nullptr, n, 0, it.info + i, n, 1,
                    R(args.tol), R(args.symmetry_tol), args.max_sweeps, args.sort, it.reorthonormalise};
         }
         solver_sync<SOLVER_THREADS>(solver_mask);
@@ -757,8 +824,6 @@ __global__ void __launch_bounds__(kBlockThreads<typename DeviceScalar<T>::type, 
       if constexpr (kClaim > 1 && THREADS == 32) failures = __popc(__ballot_sync(0xffffffffu, solver_lane == 0 && failed));
       if constexpr (kClaim > 1 && THREADS > 32) failures = __syncthreads_count(solver_lane == 0 && failed);
       if (lane == 0) leader.totals.failed += failures, leader.totals.completed += number_all[group];
-    } else if (lane == 0) {
-      leader.totals.cancelled += number_all[group];
     }
     consumer_sync<THREADS>();  // every thread's outputs, before the leader's release (see the top of this file)
     if (lane == 0) {  // counters first: whoever sees the item finished also sees it counted

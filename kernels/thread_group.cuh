@@ -1,5 +1,6 @@
 // A group of THREADS threads that solves one matrix: a warp (THREADS == 32, synchronised with
-// __syncwarp, several groups per block) or a whole block (synchronised with __syncthreads).
+// __syncwarp, several groups per block), a whole block (synchronised with __syncthreads), or whole
+// warps of a block that holds several such groups, each synchronised by a named barrier of its own.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -12,9 +13,15 @@ struct ThreadGroup {
   static constexpr int kWarps = THREADS / 32;
   int lane;        // 0 .. THREADS-1
   double* scratch; // kWarps entries of shared memory (2 kWarps for sum2; block groups only)
+  int barrier = 0; // THREADS > 32: 0, the whole block; else a named barrier (1-15) of this group alone
 
   __device__ void sync() const {
-    if constexpr (THREADS == 32) __syncwarp(); else __syncthreads();
+    if constexpr (THREADS == 32) {
+      __syncwarp();
+    } else {
+      if (barrier == 0) __syncthreads();
+      else asm volatile("barrier.sync %0, %1;" ::"r"(barrier), "n"(THREADS) : "memory");
+    }
   }
 
   template <class V, class Op>

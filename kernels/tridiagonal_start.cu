@@ -10,14 +10,14 @@
 namespace eigstream::kernels {
 namespace {
 
-constexpr int kThreads = 64;
+using tridiagonal::kThreads;
 
 template <class S, int NMAX>
 __global__ void __launch_bounds__(kThreads) tridiagonal_start_kernel(const S* a, index_t lda, index_t stride_a, S* v0,
                                                                      index_t ldv, index_t stride_v, int n) {
   extern __shared__ __align__(16) char smem[];
   const index_t b = blockIdx.x;
-  tridiagonal::start<S, NMAX, kThreads>(a + b * stride_a, lda, n, v0 + b * stride_v, ldv, smem, threadIdx.x);
+  tridiagonal::start<S, NMAX>(a + b * stride_a, lda, n, v0 + b * stride_v, ldv, smem, threadIdx.x, 0);
 }
 
 template <class S, int NMAX>

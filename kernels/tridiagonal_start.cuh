@@ -16,10 +16,10 @@
 // memory, not two, fits twice the blocks an SM in the batched kernel, whose time the QL chain's
 // latency, not issue, sets: cold batches ran 1.25x faster at float 64 and 1.32x at complex float 64,
 // H200.) The QL iterations are a chain of scalars: lane 0 of warp 0 follows it, with T's d and e in
-// shared memory, and logs each iteration's rotations. In a block of two warps, the lanes of warp 1
-// apply the logged rotations to Q's rows (two a lane at NMAX = 64) while the chain goes on, two logs
-// in turn, each handed over at a barrier of the two warps; in other groups warp 0 applies each log
-// itself after the iteration.
+// shared memory, and logs each iteration's rotations. The lanes of warp 1 apply the logged rotations
+// to Q's rows (two a lane at NMAX = 64) while the chain goes on, two logs in turn, each handed over at
+// a barrier of the two warps. The group is a block of its own in the batched kernel, and one of two
+// in a block of the persistent solver.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -70,18 +70,21 @@ __device__ __forceinline__ void givens(R f, R g, R& c, R& s, R& r) {
   }
 }
 
-// The barrier of warps 0 and 1 at which the chain hands a log over: barrier.sync, not bar.sync (its
-// .aligned form), as the two warps reach it from different code.
-__device__ __forceinline__ void handover() { asm volatile("barrier.sync 1, 64;" ::: "memory"); }
+// The named barrier of warps 0 and 1 at which the chain hands a log over: barrier.sync, not bar.sync
+// (its .aligned form), as the two warps reach it from different code.
+__device__ __forceinline__ void handover(int id) { asm volatile("barrier.sync %0, 64;" ::"r"(id) : "memory"); }
+
+// The threads of the group that starts one matrix: two warps.
+constexpr int kThreads = 64;
 
 // V0 (n x n, leading dimension ldv) of A (lower triangle read; leading dimension lda), 1 <= n <= NMAX,
-// by the THREADS threads of a group (tid = 0 .. THREADS - 1: a warp, or a block of NMAX or more),
-// with `smem` holding Layout<S, NMAX>::bytes. V0 is the identity where A has a NaN or infinite entry,
-// is zero, or the QL iterations do not converge. Ends with the group's barrier.
-template <class S, int NMAX, int THREADS>
-__device__ void start(const S* a, index_t lda, int n, S* v0, index_t ldv, char* smem, int tid) {
-  static_assert(THREADS == 32 ? NMAX <= 32 : THREADS >= NMAX, "a thread a row, or a warp at NMAX <= 32");
-  static_assert(NMAX <= 64 && THREADS <= 256, "a 64-bit ballot of e's entries; ThreadGroup scratch for 8 warps");
+// by a group of kThreads threads (tid = 0 .. kThreads - 1), with `smem` holding Layout<S, NMAX>::bytes.
+// The group synchronises at `barrier` (0: it is the whole block; else a named barrier of its own, see
+// ThreadGroup) and its warps hand logs over at barrier + 1. V0 is the identity where A has a NaN or
+// infinite entry, is zero, or the QL iterations do not converge. Ends with the group's barrier.
+template <class S, int NMAX>
+__device__ void start(const S* a, index_t lda, int n, S* v0, index_t ldv, char* smem, int tid, int barrier) {
+  static_assert(NMAX <= kThreads, "a thread a row; a 64-bit ballot of e's entries");
   using R = real_of<S>;
   using L = Layout<S, NMAX>;
   constexpr int kLd = L::kLd;
@@ -97,7 +100,7 @@ __device__ void start(const S* a, index_t lda, int n, S* v0, index_t ldv, char* 
   Rotation<R>* logs = reinterpret_cast<Rotation<R>*>(p += L::reals);  // log b at logs + b * NMAX
   // log b's first column and rotations (-1: the chain is done) at 2 b and 2 b + 1; whether it converged at 4
   int* extent = reinterpret_cast<int*>(p += 2 * L::log);
-  const ThreadGroup<THREADS> g{tid, reinterpret_cast<double*>(extent + 6)};
+  const ThreadGroup<kThreads> g{tid, reinterpret_cast<double*>(extent + 6), barrier};
   const int lane = tid % 32, warp = tid / 32;
   const bool has_row = tid < n;  // thread tid's row in the reduction
   const S zero = from_real<S>(R(0)), one = from_real<S>(R(1));
@@ -113,7 +116,7 @@ __device__ void start(const S* a, index_t lda, int n, S* v0, index_t ldv, char* 
   {
     bool bad = false;
     R amax = 0;
-    for (int idx = tid; idx < n * n; idx += THREADS) {
+    for (int idx = tid; idx < n * n; idx += kThreads) {
       const int i = idx % n, j = idx / n;
       if (i < j) continue;
       const S v = a[i + index_t(j) * lda];
@@ -124,7 +127,7 @@ __device__ void start(const S* a, index_t lda, int n, S* v0, index_t ldv, char* 
     ok = amax > R(0) && amax < R(INFINITY);  // else V0 = I: the solve flags invalid input, or A = 0
     if (ok) {
       const int exponent = -ilogb(amax);
-      for (int idx = tid; idx < n * n; idx += THREADS) {
+      for (int idx = tid; idx < n * n; idx += kThreads) {
         const int i = idx % n, j = idx / n;
         if (i < j) continue;
         const S v = scale2(a[i + index_t(j) * lda], exponent);
@@ -214,12 +217,8 @@ __device__ void start(const S* a, index_t lda, int n, S* v0, index_t ldv, char* 
 
     // Implicit QL on (d, e): for each l, iterate on the unreduced block [l, m] until e_l is
     // negligible. Each iteration chases the shift's bulge from m up to l with rotations of rows and
-    // columns (i, i + 1), i = m - 1 .. l, which lane 0 of warp 0 logs and the lanes then apply to Q.
-    // A block of two warps: warp 1 applies the logs while warp 0 goes on. Other groups leave the
-    // rotations to warp 0 between iterations: in the persistent solver's blocks of 256, racecheck
-    // reported hazards in the solve after the start when their first two warps met at a barrier of
-    // their own (not settled as real or the tool's; bench/results/2026-11-27-h200-tridiagonal-start.md).
-    constexpr bool kOverlap = THREADS == 64;
+    // columns (i, i + 1), i = m - 1 .. l, which lane 0 of warp 0 logs and warp 1 applies to Q while
+    // warp 0 goes on.
     auto apply = [&](int buf) {  // log buf to Q's rows lane + 32 s, rows n and beyond too (unread)
       const Rotation<R>* log = logs + buf * NMAX;
       const int first = extent[2 * buf], count = extent[2 * buf + 1];
@@ -302,25 +301,19 @@ __device__ void start(const S* a, index_t lda, int n, S* v0, index_t ldv, char* 
           if (!split) d[l] -= p, e[l] = g_, e[m] = 0;
           extent[2 * buf] = m - 1, extent[2 * buf + 1] = count;
         }
-        __syncwarp();  // lane 0's log, extent, d and e, before the other lanes read them
-        if constexpr (kOverlap) {
-          handover();  // warp 1 takes this log once done with the last
-          buf ^= 1;
-        } else {
-          apply(0);
-          __syncwarp();
-        }
+        __syncwarp();  // lane 0's d and e, before the other lanes read them
+        handover(barrier + 1);  // warp 1 takes this log once done with the last
+        buf ^= 1;
       }
       if (lane == 0) {
         for (int k = 0; k < n; ++k) converged = converged && isfinite(d[k]);
         extent[4] = converged;
-        if (kOverlap) extent[2 * buf + 1] = -1;
+        extent[2 * buf + 1] = -1;
       }
-      __syncwarp();
-      if constexpr (kOverlap) handover();
-    } else if (kOverlap && warp == 1) {
+      handover(barrier + 1);
+    } else {
       for (int buf = 0;; buf ^= 1) {
-        handover();
+        handover(barrier + 1);
         if (extent[2 * buf + 1] < 0) break;
         apply(buf);
       }
@@ -337,14 +330,14 @@ __device__ void start(const S* a, index_t lda, int n, S* v0, index_t ldv, char* 
   // 0.84 before (H200, bench/results/2026-11-27-h200-start-column-norms.md).
   R* column_scale = reinterpret_cast<R*>(x);
   if (ok) {
-    for (int j = tid; j < n; j += THREADS) {
+    for (int j = tid; j < n; j += kThreads) {
       R norm2 = 0;
       for (int i = 0; i < n; ++i) norm2 += abs2(Q[i + j * kLd]);
       column_scale[j] = R(1) / sqrt(norm2);
     }
     g.sync();
   }
-  for (int idx = tid; idx < n * n; idx += THREADS) {
+  for (int idx = tid; idx < n * n; idx += kThreads) {
     const int i = idx % n, j = idx / n;
     v0[i + index_t(j) * ldv] = ok ? column_scale[j] * Q[i + j * kLd] : from_real<S>(R(i == j ? 1 : 0));
   }
