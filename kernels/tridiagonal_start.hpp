@@ -29,8 +29,9 @@ cudaError_t launch_tridiagonal_start(const S* a, index_t lda, index_t stride_a, 
 // and ran 1.18x faster at complex float 32, 2.25x at complex double 32, 1.73x at float 64, 1.71x at
 // complex float 64, 2.06x at double 64 and 2.75x at complex double 64. At float and double 32 the
 // register solve's cold sweeps are cheap enough that with it they took 51% and 5% longer (H200,
-// bench/results/2026-11-27-h200-tridiagonal-start.md). Values-only solves start from the identity:
-// V0 needs the vectors' buffer.
+// bench/results/2026-11-27-h200-tridiagonal-start.md), and so at complex n = 16: 2.1x as long at
+// complex float, 1.6x at complex double (bench/results/2026-11-27-h200-start-at-complex-16-withdrawn.md).
+// Values-only solves start from the identity: V0 needs the vectors' buffer.
 template <class S>
 __host__ __device__ constexpr bool uses_tridiagonal_start(int n) {
   return n > 32 || (n > 16 && !std::is_same_v<S, real_of<S>>);
