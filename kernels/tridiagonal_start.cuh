@@ -29,6 +29,7 @@
 #include "device_scalar.cuh"
 #include "dynamic_shared_memory.cuh"
 #include "eigstream/views.hpp"
+#include "jacobi_rotation.cuh"
 #include "thread_group.cuh"
 
 namespace eigstream::kernels::tridiagonal {
@@ -53,21 +54,24 @@ struct Layout {
   static constexpr std::size_t bytes = matrix + 2 * vector + 2 * reals + 2 * log + small;
 };
 
-// The rotation [c s; -s c] taking (g, f) to (r, 0): c = g / r, s = f / r, r = hypot(f, g) >= 0 (c = 1,
-// s = 0 for f = g = 0). One reciprocal square root and a Newton step where f^2 + g^2 is safely
-// within range (the chain of the QL iteration runs through here), hypot otherwise.
+// The rotation [c s; -s c] taking (g, f) to (r, 0), r = hypot(f, g): c = g / r, s = f / r. Returns
+// false, c and s untouched, for f = g = 0. The QL chain runs through here: where h = f^2 + g^2 is safely
+// within range, r = h / sqrt(h) from the hardware's reciprocal square root and Newton steps
+// (rn::rsqrt, which skips the library's care for denormals and, in double, its subroutine), and the
+// only branch waits on h; hypot otherwise.
 template <class R>
-__device__ __forceinline__ void givens(R f, R g, R& c, R& s, R& r) {
+__device__ __forceinline__ bool givens(R f, R g, R& c, R& s, R& r) {
   const R h = f * f + g * g;
   if (h >= std::numeric_limits<R>::min() && h <= std::numeric_limits<R>::max() / R(4)) {
-    R inv = rsqrt(h);
-    inv = inv * (R(1.5) - R(0.5) * h * inv * inv);
+    const R inv = rn::rsqrt(h);
     c = g * inv, s = f * inv, r = h * inv;
-  } else {
-    r = hypot(f, g);
-    const R inv = r > R(0) ? R(1) / r : R(0);
-    c = r > R(0) ? g * inv : R(1), s = f * inv;
+    return true;
   }
+  r = hypot(f, g);
+  if (r == R(0)) return false;
+  const R inv = R(1) / r;
+  c = g * inv, s = f * inv;
+  return true;
 }
 
 // The named barrier of warps 0 and 1 at which the chain hands a log over: barrier.sync, not bar.sync
@@ -282,14 +286,14 @@ __device__ void start(const S* a, index_t lda, int n, S* v0, index_t ldv, char* 
             const R e_ahead = e[ahead], d_ahead = d[ahead];
             const R f = s * e_i, b = c * e_i;
             R r;
-            givens(f, g_, c, s, r);
-            e[i + 1] = r;
-            if (r == R(0)) {  // the bulge vanished: the block splits at i + 1
+            if (!givens(f, g_, c, s, r)) {  // the bulge vanished: the block splits at i + 1
+              e[i + 1] = 0;
               d[i + 1] = d_next - p;
               e[m] = 0;
               split = true;
               break;
             }
+            e[i + 1] = r;
             g_ = d_next - p;
             r = (d_i - g_) * s + R(2) * c * b;
             p = s * r;
