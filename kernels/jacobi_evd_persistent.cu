@@ -22,7 +22,7 @@
 //    matrix at a time). Consumers of NMAX lanes each, claiming on their own, diverged within their warp: at
 //    n = 8, 4 to a warp, they reached 0.10-0.18 of the batched kernel's rate
 //    (bench/results/2026-11-25-h100-warp-claims.md). At NMAX = 64, a block of 256 threads claims
-//    two matrices (one for double), stages them, starts them side by side, two warps each (cold
+//    two matrices, stages them, starts them side by side, two warps each (cold
 //    ones from the tridiagonal start), then solves them in turn with the pairs solve
 //    (jacobi_evd_pairs.cuh; solve_pairs_claim). Many items are solved at once, each slowly;
 //  - block per item (latency): a block of evd::shared_threads(NMAX, latency) threads (128 at
@@ -99,16 +99,14 @@ template <class S, int NMAX, bool BLOCK_PER_ITEM>
 inline constexpr int kSolverThreads =
     kSolve<S, NMAX, BLOCK_PER_ITEM> == Solve::registers ? NMAX : kConsumerThreads<S, NMAX, BLOCK_PER_ITEM>;
 // The pairs solve for throughput (NMAX = 64) stages and starts kPairsSides matrices of a claim side by
-// side, each by a group of two warps (see solve_pairs_claim), and then solves them in turn. Double
-// takes one: two starts' shared memory (75 KB) would leave room for two blocks an SM, not three.
-// Complex double runs one block an SM either way.
+// side, each by a group of two warps (see solve_pairs_claim), and then solves them in turn. The two
+// starts' shared memory lies within the solve's (see solve_bytes), at the same blocks an SM.
 template <class S, int NMAX, bool BLOCK_PER_ITEM>
 inline constexpr bool kPairsThroughput = kSolve<S, NMAX, BLOCK_PER_ITEM> == Solve::pairs && !BLOCK_PER_ITEM;
-template <class S>
-inline constexpr int kPairsSides = std::is_same_v<S, double> ? 1 : 2;
+constexpr int kPairsSides = 2;
 template <class S, int NMAX, bool BLOCK_PER_ITEM>  // matrices a consumer claims at once
 inline constexpr int kClaimMatrices = kPairsThroughput<S, NMAX, BLOCK_PER_ITEM>
-                                          ? kPairsSides<S>
+                                          ? kPairsSides
                                           : kConsumerThreads<S, NMAX, BLOCK_PER_ITEM> / kSolverThreads<S, NMAX, BLOCK_PER_ITEM>;
 template <class S, int NMAX, bool BLOCK_PER_ITEM>
 inline constexpr int kBlockThreads =
@@ -568,7 +566,7 @@ constexpr std::size_t solve_bytes() {
   std::size_t bytes = evd::GroupLayout<S, NMAX>::bytes;
   if constexpr (solve == Solve::pairs) bytes = evd::PairsLayout<S>::bytes(true);
   if constexpr (kPairsThroughput<S, NMAX, BLOCK_PER_ITEM>)
-    bytes = std::max(bytes, kPairsSides<S> * align16(tridiagonal::Layout<S, NMAX>::bytes));
+    bytes = std::max(bytes, kPairsSides * align16(tridiagonal::Layout<S, NMAX>::bytes));
   if constexpr (solve == Solve::registers)
     bytes = sizeof(evd::RegisterScratch<S, NMAX>) + align16(sizeof(S) * evd::kRegisterWarmScalars<S, NMAX>);
   return align16(bytes);
@@ -619,11 +617,10 @@ __device__ int solve_pairs_claim(const PersistentEvdArgs<T>& args, const EvdItem
                                  char* work, int tid) {
   using S = typename DeviceScalar<T>::type;
   using R = real_of<S>;
-  constexpr int kSides = kPairsSides<S>;
   constexpr std::size_t kStartBytes = align16(tridiagonal::Layout<S, 64>::bytes);
   const int n = it.n;
   const bool warm = it.warm_start != nullptr, started = !warm && it.vectors && uses_tridiagonal_start<S>(n);
-  auto staged = [&](int s) { return staging + s * (args.staging_stride / kSides); };  // A, V0, V, w
+  auto staged = [&](int s) { return staging + s * (args.staging_stride / kPairsSides); };  // A, V0, V, w
   for (int s = 0; s < number; ++s) {
     const index_t i = first + s;
     stage_in<evd::pairs::kThreads, false, S>(staged(s), reinterpret_cast<const S*>(it.a + i * it.stride_a), it.lda,

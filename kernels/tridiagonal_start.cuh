@@ -19,7 +19,7 @@
 // shared memory, and logs each iteration's rotations. The lanes of warp 1 apply the logged rotations
 // to Q's rows (two a lane at NMAX = 64) while the chain goes on, two logs in turn, each handed over at
 // a barrier of the two warps. The group is a block of its own in the batched kernel, and one of two
-// in a block of the persistent solver.
+// in a block of the persistent solver (solve_pairs_claim in jacobi_evd_persistent.cu).
 #pragma once
 
 #include <cuda_runtime.h>
@@ -48,8 +48,8 @@ struct Layout {
   static constexpr std::size_t reals = align16(sizeof(R) * NMAX);
   static constexpr std::size_t log = align16(sizeof(Rotation<R>) * NMAX);
   // the logs' extents and the outcome (5 ints, padded to 6 for the doubles); ThreadGroup's scratch
-  // (sum2 at 8 warps: 16 doubles)
-  static constexpr std::size_t small = align16(6 * sizeof(int) + 16 * sizeof(double));
+  // (sum2 of the group's two warps: 4 doubles)
+  static constexpr std::size_t small = align16(6 * sizeof(int) + 4 * sizeof(double));
   // A (then Q); the reduction's x and the reflectors' tau; T's d and e; two logs; small
   static constexpr std::size_t bytes = matrix + 2 * vector + 2 * reals + 2 * log + small;
 };
@@ -84,7 +84,7 @@ constexpr int kThreads = 64;
 // V0 (n x n, leading dimension ldv) of A (lower triangle read; leading dimension lda), 1 <= n <= NMAX,
 // by a group of kThreads threads (tid = 0 .. kThreads - 1), with `smem` holding Layout<S, NMAX>::bytes.
 // The group synchronises at `barrier` (0: it is the whole block; else a named barrier of its own, see
-// ThreadGroup) and its warps hand logs over at barrier + 1. V0 is the identity where A has a NaN or
+// ThreadGroup; at most 14) and its warps hand logs over at barrier + 1. V0 is the identity where A has a NaN or
 // infinite entry, is zero, or the QL iterations do not converge. Ends with the group's barrier.
 template <class S, int NMAX>
 __device__ void start(const S* a, index_t lda, int n, S* v0, index_t ldv, char* smem, int tid, int barrier) {
@@ -326,7 +326,7 @@ __device__ void start(const S* a, index_t lda, int n, S* v0, index_t ldv, char* 
     ok = extent[4] != 0;
   }
 
-  // Q's columns, normalised. givens' c and s, from a reciprocal square root and one Newton step, have
+  // Q's columns, normalised. givens' c and s, from a reciprocal square root and Newton steps, have
   // c^2 + s^2 off 1 by an ulp or two, mostly the same way, and each column goes through some 2n of
   // them: the norms drift by about n eps. B = V0^H A V0 then scales eigenvalue i by its
   // column's norm squared, which the Jacobi sweeps keep. Normalised, cold float 64 covariance batches

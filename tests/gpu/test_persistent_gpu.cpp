@@ -330,7 +330,7 @@ struct StridedBatch {
 TEMPLATE_TEST_CASE("gpu persistent: items holding batches are solved matrix by matrix, as the batched kernel solves them",
                    "[gpu][persistent]", float, std::complex<float>, double, std::complex<double>) {
   using T = TestType;
-  const index_t n = GENERATE(1, 3, 8, 13, 32, 64);
+  const index_t n = GENERATE(1, 3, 8, 13, 32, 48, 64);  // 48: items padded to the pairs solve's 64
   const bool block_per_item = GENERATE(false, true);
   // 37 matrices: every hard case, then covariances; one NaN among them.
   std::vector<Matrix<T>> ms;
@@ -540,7 +540,7 @@ TEST_CASE("gpu persistent: shutdown with items in flight drains or cancels them"
 
 TEST_CASE("gpu persistent: a cancelling shutdown with batch items in flight", "[gpu][persistent]") {
   using T = std::complex<float>;
-  // n = 64: one consumer (a block) takes the matrices one at a time; n = 8: one consumer (a block of
+  // n = 64: one consumer (a block) takes the matrices two at a time; n = 8: one consumer (a block of
   // four warps) takes 16 at a time, so items of 20 split unevenly.
   const index_t n = GENERATE(64, 8);
   const index_t per_item = n == 64 ? 8 : 20, items_count = n == 64 ? 6 : 40, count = per_item * items_count;

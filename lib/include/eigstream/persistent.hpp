@@ -46,7 +46,8 @@ namespace eigstream::cuda {
 struct PersistentOptions {
   // Largest matrix. Up to 32, a matrix is solved by NMAX lanes of a warp, NMAX the power of two from 4
   // holding max_n (a block of warps claims and solves a matrix for each NMAX lanes of an item at once
-  // up to 16: eight warps for float up to 8, else four; a warp 32 / NMAX at 32); up to 64, by a block.
+  // up to 16: eight warps for float up to 8, else four; a warp 32 / NMAX at 32); up to 64, by a block
+  // that claims two at once, to start them side by side (cold ones, from the tridiagonal start).
   int max_n = 32;
   // Latency instead of throughput for max_n <= 32: each matrix is solved by a whole block (128 threads
   // at max_n <= 16, 320 at max_n <= 32; a thread per 2 x 2 block of A or a row of V in four pairs'
