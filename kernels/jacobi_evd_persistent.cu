@@ -611,6 +611,9 @@ __device__ SolveInfo solve_item(const Args<S>& args, int lane, unsigned mask, ch
 // matrices from 4 host threads ran at 0.60 of the batched kernel's rate at float 64 and 0.64 at
 // complex float 64 with one start a block, warp 0 following the chain and rotating Q alone, and at
 // 0.91 at both with two groups of two warps (H200, bench/results/2026-11-27-h200-persistent-start-sides.md).
+// racecheck reports false hazards across __syncthreads once warps have met at these named barriers of
+// part of the block (shown with a test kernel in the same file): check this shape with memcheck and
+// synccheck.
 template <class T>
 __device__ int solve_pairs_claim(const PersistentEvdArgs<T>& args, const EvdItem<T>& it, index_t first, int number,
                                  typename DeviceScalar<T>::type* staging, Args<typename DeviceScalar<T>::type>* ones,
