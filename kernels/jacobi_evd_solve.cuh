@@ -83,7 +83,6 @@ struct Args {
   bool reorthonormalise;  // with a warm start: the closing Newton-Schulz step (Options::reorthonormalise)
 };
 
-
 // How solve_in_shared spreads a step's work over its block:
 //  - throughput (the batched kernel, several blocks an SM): the block items that hold the next
 //    step's rotations' entries compute those rotations;

@@ -41,7 +41,6 @@
 namespace eigstream::kernels {
 namespace {
 
-
 // Byte offsets within one group's shared memory.
 struct Layout {
   std::size_t w, sigma, rank, coef, scratch, bytes;

@@ -29,6 +29,7 @@
 #include "device_scalar.cuh"
 #include "dynamic_shared_memory.cuh"
 #include "eigstream/views.hpp"
+#include "input_scaling.cuh"
 #include "jacobi_rotation.cuh"
 #include "thread_group.cuh"
 
@@ -74,18 +75,21 @@ __device__ __forceinline__ bool givens(R f, R g, R& c, R& s, R& r) {
   return true;
 }
 
-// The named barrier of warps 0 and 1 at which the chain hands a log over: barrier.sync, not bar.sync
-// (its .aligned form), as the two warps reach it from different code.
-__device__ __forceinline__ void handover(int id) { asm volatile("barrier.sync %0, 64;" ::"r"(id) : "memory"); }
-
 // The threads of the group that starts one matrix: two warps.
 constexpr int kThreads = 64;
+
+// The named barrier of warps 0 and 1 at which the chain hands a log over: barrier.sync, not bar.sync
+// (its .aligned form), as the two warps reach it from different code.
+__device__ __forceinline__ void handover(int id) {
+  asm volatile("barrier.sync %0, %1;" ::"r"(id), "n"(kThreads) : "memory");
+}
 
 // V0 (n x n, leading dimension ldv) of A (lower triangle read; leading dimension lda), 1 <= n <= NMAX,
 // by a group of kThreads threads (tid = 0 .. kThreads - 1), with `smem` holding Layout<S, NMAX>::bytes.
 // The group synchronises at `barrier` (0: it is the whole block; else a named barrier of its own, see
-// ThreadGroup; at most 14) and its warps hand logs over at barrier + 1. V0 is the identity where A has a NaN or
-// infinite entry, is zero, or the QL iterations do not converge. Ends with the group's barrier.
+// ThreadGroup; at most 14) and its warps hand logs over at barrier + 1. V0 is the identity where A
+// has a NaN or infinite entry, is zero, or the QL iterations do not converge. Ends with the group's
+// barrier.
 template <class S, int NMAX>
 __device__ void start(const S* a, index_t lda, int n, S* v0, index_t ldv, char* smem, int tid, int barrier) {
   static_assert(NMAX <= kThreads, "a thread a row; a 64-bit ballot of e's entries");
@@ -114,33 +118,21 @@ __device__ void start(const S* a, index_t lda, int n, S* v0, index_t ldv, char* 
     if constexpr (std::is_same_v<S, R>) return re_part; else return S{re_part, im_part};
   };
 
-  // The lower triangle, scaled by the power of two that brings its largest component to [1, 2), into
-  // A in full Hermitian storage (the diagonal real).
-  bool ok;
-  {
-    bool bad = false;
-    R amax = 0;
+  // The lower triangle, scaled by the power of two that brings A's largest component to [1, 2), into
+  // A in full Hermitian storage (the diagonal real). A non-finite entry gives V0 = I, and the solve
+  // flags the matrix; A = 0 goes through as it is, and the reduction and QL leave Q = I.
+  int exponent;
+  bool ok = scan_input(a, n, n, lda, g, tid, exponent);
+  if (ok) {
     for (int idx = tid; idx < n * n; idx += kThreads) {
       const int i = idx % n, j = idx / n;
       if (i < j) continue;
-      const S v = a[i + index_t(j) * lda];
-      bad |= !finite(v);
-      amax = fmax(amax, max_component(v));
+      const S v = scale2(a[i + index_t(j) * lda], exponent);
+      A[i + j * kLd] = i == j ? from_real<S>(re(v)) : v;
+      if (i != j) A[j + i * kLd] = conj(v);
     }
-    amax = g.max(bad ? R(INFINITY) : amax);
-    ok = amax > R(0) && amax < R(INFINITY);  // else V0 = I: the solve flags invalid input, or A = 0
-    if (ok) {
-      const int exponent = -ilogb(amax);
-      for (int idx = tid; idx < n * n; idx += kThreads) {
-        const int i = idx % n, j = idx / n;
-        if (i < j) continue;
-        const S v = scale2(a[i + index_t(j) * lda], exponent);
-        A[i + j * kLd] = i == j ? from_real<S>(re(v)) : v;
-        if (i != j) A[j + i * kLd] = conj(v);
-      }
-    }
-    g.sync();
   }
+  g.sync();
 
   if (ok) {
     // The reduction: reflector k, H = I - tau v v^H with v = (1, v_{k+2}, ...) over rows k + 1 ..
