@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
-"""CPU models (numpy, float32 arithmetic) of two ways to finish a warm start in fewer Jacobi steps.
+"""CPU models (numpy, float32 arithmetic) of three ways to finish a warm start in fewer Jacobi steps.
 
-Both work on eigbench's warm streams: A <- 0.95 A + 0.05 X X^H / L, X = M Z with M a random mixing
+All work on eigbench's warm streams: A <- 0.95 A + 0.05 X X^H / L, X = M Z with M a random mixing
 whose column j is scaled by 0.85^j (bench/eigbench.cpp), each step warm-started from the last
 eigenvectors, B = V0^H A V0, and the target off(B) <= eps ||A||_F of the GPU solves.
 
@@ -9,6 +9,9 @@ eigenvectors, B = V0^H A V0, and the target off(B) <= eps ||A||_F of the GPU sol
              sweep's start only, against stopping at the first step that meets the target, found by
              following off(B)^2 through the sweep (it falls by exactly 2 |b_pq|^2 a rotation) from a
              sweep that starts within the estimate's window, off <= target / sqrt(8 eps).
+  cayley     Simultaneous rotations made unitary by a Cayley transform, as the withdrawn GPU trial of
+             bench/results/2026-11-27-h200-latency-refinement-withdrawn.md ran them, over 100 warm
+             starts: its steps, fallbacks and worst accuracy against LAPACK.
   products   Refinements by matrix products instead of sweeps: Ogita-Aishima's iteration on V0
              (float32 throughout), and a simultaneous first-order step on B (every pair whose
              |b_pq| <= kappa |b_qq - b_pp| at once, made orthonormal exactly), printing off(B) and the
@@ -16,10 +19,12 @@ eigenvectors, B = V0^H A V0, and the target off(B) <= eps ||A||_F of the GPU sol
 
     python3 bench/warm_refinement_model.py estimate 32 complex 32
     python3 bench/warm_refinement_model.py products 32 complex 8
+    python3 bench/warm_refinement_model.py cayley 32 complex 8
 
 The arguments are n, real or complex, and L, the snapshots added each step (32: eigbench's warm
 case at n = 32; 8: its latency case). It needs numpy (Debian's python3-numpy), which eigstream's
-build and tests do not. Results: bench/results/2026-11-27-h200-off-estimate-withdrawn.md.
+build and tests do not. Results: bench/results/2026-11-27-h200-off-estimate-withdrawn.md (estimate,
+products) and bench/results/2026-11-27-h200-latency-refinement-withdrawn.md (cayley).
 """
 import sys
 
@@ -147,6 +152,76 @@ def products(n, cplx, snapshots, rng):
     print("  simultaneous steps on B: " + ", ".join(history))
 
 
+def gauss_jordan_inverse(m):  # without pivoting: I - T/2 has I for its Hermitian part
+    m = m.copy()
+    for k in range(m.shape[0]):
+        inverse = 1 / m[k, k]
+        row, col = m[k, :] * inverse, -m[:, k] * inverse
+        m -= np.outer(m[:, k], m[k, :] * inverse)
+        m[k, :], m[:, k], m[k, k] = row, col, inverse
+    return m
+
+
+def hermitian_from_lower(m):
+    lower = np.tril(m, -1)
+    return (lower + lower.conj().T + np.diag(np.diag(m).real)).astype(m.dtype)
+
+
+def cayley_refine(a, v0, dt):
+    """The GPU trial's refinement: (steps, eigenvalues, vectors), or (steps, None, None) where the GPU
+    would fall back to the sweeps (a step that does not halve off(S), ||R|| > 1/2, or 6 steps)."""
+    n, eps = a.shape[0], float(np.finfo(dt).eps)
+    target = eps * np.linalg.norm(a)
+    eye = np.eye(n, dtype=dt)
+    x, last_off = v0, np.inf
+    for steps in range(7):
+        s = hermitian_from_lower(x.conj().T @ (a @ x))  # exactly Hermitian, so T is anti-Hermitian
+        r = hermitian_from_lower(eye - x.conj().T @ x)
+        lam = np.diag(s).real / (1 - np.diag(r).real)
+        off, orth = np.sqrt(off2(s)), np.linalg.norm(r)
+        if off <= 4 * target and orth <= 64 * n * eps:
+            return steps, lam, (x @ (eye + r / 2)).astype(dt)
+        if steps == 6 or not off <= 0.5 * last_off or not orth <= 0.5:
+            return steps, None, None
+        last_off = off
+        s_orth = s + (lam[:, None] + lam[None, :]) / 2 * r
+        d = lam[None, :] - lam[:, None]
+        first = np.arange(n)[:, None] < np.arange(n)[None, :]
+        sign = np.where((d > 0) | ((d == 0) & first), 1.0, -1.0)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            t = 2 * s_orth / (d + sign * np.sqrt(d * d + 4 * np.abs(s_orth) ** 2))
+        t[np.abs(s_orth) ** 2 <= (target / n) ** 2] = 0
+        np.fill_diagonal(t, 0)
+        tau = 2 * t / (1 + np.sqrt(1 + np.abs(t) ** 2))
+        u = 2 * gauss_jordan_inverse((eye - tau / 2).astype(dt)) - eye
+        x = (x @ (u + r / 2)).astype(dt)
+
+
+def cayley(n, cplx, snapshots, rng):
+    dt = np.complex64 if cplx else np.float32
+    a_list = stream(n, snapshots, cplx, 101, rng)
+    v = np.linalg.eigh(a_list[0])[1].astype(dt)
+    steps, fallbacks, worst = [], 0, np.zeros(3)
+    for a in a_list[1:]:
+        k, lam, x = cayley_refine(a.astype(dt), v, dt)
+        if lam is None:  # the GPU fell back to the sweeps; the model takes LAPACK's vectors
+            fallbacks += 1
+            v = np.linalg.eigh(a)[1].astype(dt)
+            continue
+        steps.append(k)
+        ref = np.linalg.eigvalsh(a)
+        xd = x.astype(np.complex128)
+        worst = np.maximum(worst, [np.linalg.norm(a @ xd - xd * lam[None, :]) / np.linalg.norm(a),
+                                   np.linalg.norm(xd.conj().T @ xd - np.eye(n)),
+                                   np.max(np.abs(np.sort(lam) - ref)) / np.max(np.abs(ref))])
+        v = x
+    print(f"n = {n} {'complex' if cplx else 'real'}, L = {snapshots}: 100 warm starts, refinement steps mean "
+          f"{np.mean(steps) if steps else float('nan'):.2f} most {max(steps) if steps else 0}, {fallbacks} fallbacks; "
+          f"worst residual {worst[0] / (n * EPS):.2f}, orthogonality {worst[1] / (n * EPS):.2f}, "
+          f"eigenvalue error {worst[2] / (n * EPS):.2f} (n eps)")
+
+
 if __name__ == "__main__":
     what, n, kind, snapshots = sys.argv[1], int(sys.argv[2]), sys.argv[3], int(sys.argv[4])
-    {"estimate": estimate, "products": products}[what](n, kind == "complex", snapshots, np.random.default_rng(1))
+    {"estimate": estimate, "products": products, "cayley": cayley}[what](n, kind == "complex", snapshots,
+                                                                       np.random.default_rng(1))
