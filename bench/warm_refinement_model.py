@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""CPU models (numpy, float32 arithmetic) of three ways to finish a warm start in fewer Jacobi steps.
+"""CPU models (numpy, float32 arithmetic) of four ways to finish a warm start in fewer Jacobi steps.
 
 All work on eigbench's warm streams: A <- 0.95 A + 0.05 X X^H / L, X = M Z with M a random mixing
 whose column j is scaled by 0.85^j (bench/eigbench.cpp), each step warm-started from the last
@@ -16,15 +16,20 @@ eigenvectors, B = V0^H A V0, and the target off(B) <= eps ||A||_F of the GPU sol
              (float32 throughout), and a simultaneous first-order step on B (every pair whose
              |b_pq| <= kappa |b_qq - b_pp| at once, made orthonormal exactly), printing off(B) and the
              orthogonality of V in units of eps after each.
+  finish     The register solve's first-order finish (finish_first_order in
+             kernels/jacobi_evd_solve.cuh), tried at each sweep's start, against sweeps alone: mean
+             sweeps over 40 warm starts, and the worst accuracy against LAPACK.
 
     python3 bench/warm_refinement_model.py estimate 32 complex 32
     python3 bench/warm_refinement_model.py products 32 complex 8
     python3 bench/warm_refinement_model.py cayley 32 complex 8
+    python3 bench/warm_refinement_model.py finish 16 real 16
 
 The arguments are n, real or complex, and L, the snapshots added each step (32: eigbench's warm
 case at n = 32; 8: its latency case). It needs numpy (Debian's python3-numpy), which eigstream's
 build and tests do not. Results: bench/results/2026-11-27-h200-off-estimate-withdrawn.md (estimate,
-products) and bench/results/2026-11-27-h200-latency-refinement-withdrawn.md (cayley).
+products), bench/results/2026-11-27-h200-latency-refinement-withdrawn.md (cayley) and
+bench/results/2026-12-07-h100-first-order-finish.md (finish).
 """
 import sys
 
@@ -64,7 +69,7 @@ def off2(b):
     return float(np.sum(np.abs(o) ** 2))
 
 
-def rotate(b, p, q):  # the 2 x 2 eigenvectors, the one nearer the identity, applied to rows and columns
+def rotate(b, p, q):  # the 2 x 2 eigenvectors, the one nearer the identity, applied to rows and columns; returns them
     _, u = np.linalg.eigh(b[np.ix_([p, q], [p, q])].astype(np.complex128))
     if abs(u[0, 0]) < abs(u[0, 1]):
         u = u[:, ::-1]
@@ -72,6 +77,7 @@ def rotate(b, p, q):  # the 2 x 2 eigenvectors, the one nearer the identity, app
     b[:, [p, q]] = b[:, [p, q]] @ u
     b[[p, q], :] = u.conj().T @ b[[p, q], :]
     b[p, q] = b[q, p] = 0
+    return u
 
 
 def estimate(n, cplx, snapshots, rng):
@@ -221,7 +227,70 @@ def cayley(n, cplx, snapshots, rng):
           f"eigenvalue error {worst[2] / (n * EPS):.2f} (n eps)")
 
 
+def first_order_finish(b, x, target, neg2, dt):
+    """The register solve's finish_first_order: (eigenvalues, vectors) or None where it does not apply."""
+    n = b.shape[0]
+    off = np.sqrt(off2(b))
+    if off * off > target * np.linalg.norm(b):
+        return None
+    d = np.diag(b).real.astype(np.float32)
+    gap = d[None, :] - d[:, None]  # d_j - d_i
+    f = b.copy()
+    np.fill_diagonal(f, 0)
+    above = np.abs(f) ** 2 > neg2
+    if np.any(above & (np.abs(gap) < np.finfo(np.float32).tiny)):
+        return None
+    with np.errstate(divide="ignore", invalid="ignore"):
+        inverse = np.where(above, 1 / gap, 0).astype(np.float32)
+    e = (inverse * f).astype(dt)
+    e2 = float(np.sum(np.abs(e) ** 2))
+    if not (off * off * e2 <= 0.25 * target * target and e2 * e2 <= EPS):
+        return None
+    lam = (d - np.sum(inverse * np.abs(f) ** 2, axis=1)).astype(np.float32)
+    x = (x + x @ e).astype(dt)
+    return lam, (x @ (1.5 * np.eye(n, dtype=dt) - np.float32(0.5) * (x.conj().T @ x))).astype(dt)
+
+
+def finish(n, cplx, snapshots, rng):
+    """Sweeps with and without the first-order finish at each sweep's start, over 40 warm starts."""
+    dt = np.complex64 if cplx else np.float32
+    a_list = stream(n, snapshots, cplx, 41, rng)
+    for use in (False, True):
+        v = np.linalg.eigh(a_list[0])[1].astype(dt)
+        sweeps, finished, worst = 0, 0, np.zeros(3)
+        for a in a_list[1:]:
+            target = EPS * np.linalg.norm(a)
+            neg2 = (target / n) ** 2
+            x = v.copy()
+            b = hermitian_from_lower((x.conj().T @ a.astype(dt) @ x).astype(dt))
+            done = None
+            while np.sqrt(off2(b)) > target:
+                done = first_order_finish(b, x, target, neg2, dt) if use else None
+                if done is not None:
+                    finished += 1
+                    break
+                sweeps += 1
+                for pairs in round_robin(n):
+                    for p, q in pairs:
+                        if abs(b[p, q]) ** 2 > neg2:
+                            u = rotate(b, p, q)
+                            x[:, [p, q]] = x[:, [p, q]] @ u
+            if done is None:
+                x = (x @ (1.5 * np.eye(n, dtype=dt) - np.float32(0.5) * (x.conj().T @ x))).astype(dt)
+                done = np.diag(b).real.astype(np.float32), x
+            lam, x = done
+            xd = x.astype(np.complex128)
+            ref = np.linalg.eigvalsh(a)
+            worst = np.maximum(worst, [np.linalg.norm(a @ xd - xd * lam[None, :]) / np.linalg.norm(a),
+                                       np.linalg.norm(xd.conj().T @ xd - np.eye(n)),
+                                       np.max(np.abs(np.sort(lam) - ref)) / np.max(np.abs(ref))])
+            v = x
+        print(f"n = {n} {'complex' if cplx else 'real'}, L = {snapshots}, {'with' if use else 'without'} the finish: "
+              f"mean sweeps {sweeps / 40:.2f}, finished {finished} of 40; worst residual {worst[0] / EPS:.1f}, "
+              f"orthogonality {worst[1] / EPS:.1f}, eigenvalue error {worst[2] / EPS:.1f} (eps)")
+
+
 if __name__ == "__main__":
     what, n, kind, snapshots = sys.argv[1], int(sys.argv[2]), sys.argv[3], int(sys.argv[4])
-    {"estimate": estimate, "products": products, "cayley": cayley}[what](n, kind == "complex", snapshots,
+    {"estimate": estimate, "products": products, "cayley": cayley, "finish": finish}[what](n, kind == "complex", snapshots,
                                                                        np.random.default_rng(1))

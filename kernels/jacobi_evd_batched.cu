@@ -104,6 +104,19 @@ inline constexpr int kRegisterGroupLanes = kRegisterColumnGroups<NMAX, WARM> > 1
 template <int NMAX, bool WARM>
 inline constexpr int kRegisterGroups = kRegisterBlockThreads<NMAX> / kRegisterGroupLanes<NMAX, WARM>;
 
+// Whether the register kernel's warm starts try the first-order finish (evd::finish_first_order) at
+// each sweep's start. Warm batches of 1024 took 24-32% fewer sweeps with it in every type and size
+// measured, but ran faster only at float 32 (12.8 -> 13.6 million matrices a second back to back),
+// double 32 (6.08 -> 6.41) and complex float 16 (26.4 -> 29.1); within 2% either way at n = 8 and at
+// float and double 16, whose slowest matrix of a step still took 3 sweeps in half the steps; and 7%
+// slower at complex float 32 (5.53 -> 5.15), though its steps' slowest took 2.15 sweeps against 3.05
+// (H100, bench/results/2026-12-07-h100-first-order-finish.md). Complex double was not measured. The
+// persistent solver's register consumers do not take it: compiled into their kernels (which hold the
+// cold solve too), it cost cold items of 64 6-7% at float 32 and complex float 16.
+template <class S, int NMAX>
+inline constexpr bool kRegisterFirstOrderFinish =
+    (NMAX == 32 && std::is_same_v<S, real_of<S>>) || (NMAX == 16 && std::is_same_v<S, Cx<float>>);
+
 template <class S, int NMAX, bool WARM>
 __device__ __forceinline__ void solve_group_in_registers(const Args<S>& args) {
   constexpr int kColumnGroups = kRegisterColumnGroups<NMAX, WARM>;
@@ -116,8 +129,9 @@ __device__ __forceinline__ void solve_group_in_registers(const Args<S>& args) {
   const index_t b = index_t(blockIdx.x) * kGroups + group;
   if (b >= args.count || lane >= kWorking) return;  // whole groups leave together; groups sharing a warp use their own masks
   const unsigned mask = kWorking == 32 ? 0xffffffffu : ((1u << kWorking) - 1u) << (threadIdx.x % 32 / kLanes * kLanes);
-  evd::solve_in_registers<S, NMAX, WARM, kColumnGroups>(args, b, lane, mask, scratch[group],
-                                   reinterpret_cast<S*>(warm_smem) + group * evd::kRegisterWarmScalars<S, NMAX, kColumnGroups>);
+  evd::solve_in_registers<S, NMAX, WARM, kColumnGroups, WARM && kRegisterFirstOrderFinish<S, NMAX>>(
+      args, b, lane, mask, scratch[group],
+      reinterpret_cast<S*>(warm_smem) + group * evd::kRegisterWarmScalars<S, NMAX, kColumnGroups>);
 }
 
 // Blocks an SM that the register kernel is compiled for, where a cap on its registers paid: left to

@@ -14,7 +14,8 @@
 // double's, and some of the register solve's, every second step of a sweep that starts near the
 // target: kLastSweepsOff), and early exit.
 // Rotations below tol * ||A||_F / n are skipped. Warm start: B = V0^H A V0 formed on chip, sweeps on
-// B, V = V0 J, then one Newton-Schulz step V <- V (3I - V^H V) / 2, which takes V^H V - I = E to
+// B (the register solve's last one, where chosen, replaced by a first-order step: finish_first_order),
+// V = V0 J, then one Newton-Schulz step V <- V (3I - V^H V) / 2, which takes V^H V - I = E to
 // O(E^2): V0 J is only as orthonormal as V0, so without it a chain of warm starts (each V the next
 // V0) drifts from orthonormality by about n * eps per link. A cold V = J needs only unit columns, as
 // does a warm one whose caller skips the step (Args::reorthonormalise false, on the links of a chain
@@ -670,12 +671,79 @@ inline constexpr int kRegisterWarmLd = C == 1 ? NMAX + kRegisterRun<S> : NMAX + 
 template <class S, int NMAX, int C = 1>
 inline constexpr int kRegisterWarmScalars = 2 * NMAX * kRegisterWarmLd<S, NMAX, C>;
 
+// The first-order finish of a warm start (register solve), tried at a sweep's start, where A's rows
+// hold B = D + F unscaled and every index sits in its own seat: with E_ij = f_ij / (d_j - d_i) for
+// the entries above negligible, the unitary factor of I + E takes B to D + [F, E] / 2 and terms of
+// third order, so off(B) falls to about off(B) ||E|| where a sweep would take it to about the same.
+// Where off(B) ||E||_F <= target / 2 and ||E||_F^4 <= eps, V <- V (I + E) (made orthonormal by the
+// Newton-Schulz step that follows) and d_i <- d_i + sum_j |f_ij|^2 / (d_i - d_j) finish the solve in
+// place of the sweep, and off becomes that bound; returns whether it did. A warm start's last sweep
+// is most often this case: its pairs' rotations are all small against their gaps. An entry above
+// negligible between diagonal entries less than the least normal number apart rules it out.
+// `by_seat` (NMAX reals) and `warm_buffer` are free on entry.
+template <class S, int NMAX, int C>
+__device__ __forceinline__ bool finish_first_order(registers::Registers<S, NMAX, C>& m, int row, unsigned mask,
+                                                   real_of<S>& off, real_of<S> target, real_of<S> negligible2,
+                                                   real_of<S>* by_seat, S* warm_buffer) {
+  using R = real_of<S>;
+  using Rows = registers::Registers<S, NMAX, C>;
+  constexpr int K = Rows::K;
+  constexpr int kLanes = Rows::kLanes;
+  constexpr int kLd = kRegisterWarmLd<S, NMAX, C>;
+  if (C == 1 || m.group == 0) by_seat[row] = m.d;
+  __syncwarp(mask);
+  // 1 / (d_j - d_i) for column j's entry above negligible, else 0 (and `tied` where d_j = d_i).
+  const auto inverse_gap = [&](int j, bool& tied) {
+    const R gap = by_seat[m.seat_of(j)] - m.d;
+    const bool above = !m.is_me(j) && abs2(m.a[j]) > negligible2, apart = fabs(gap) >= std::numeric_limits<R>::min();
+    tied |= above && !apart;
+    return above && apart ? rn::rcp(gap) : R(0);
+  };
+  R e2 = 0, shift = 0;  // the row's share of ||E||_F^2; its eigenvalue's second-order term
+  bool tied = false;
+#pragma unroll
+  for (int j = 0; j < K; ++j) {
+    const R inverse = inverse_gap(j, tied);
+    e2 += inverse * inverse * abs2(m.a[j]);
+    shift -= inverse * abs2(m.a[j]);
+  }
+  e2 = registers::group_sum<kLanes>(mask, e2);
+#pragma unroll
+  for (int offset = NMAX; offset < kLanes; offset *= 2) shift += __shfl_xor_sync(mask, shift, offset);  // the row's groups
+  // ||E||_F^4 <= eps as well: the Newton-Schulz step then leaves V orthonormal to about eps.
+  constexpr R kEps = std::numeric_limits<R>::epsilon();
+  if (__any_sync(mask, tied) || !(off * off * e2 <= R(0.25) * target * target) || !(e2 * e2 <= kEps)) {
+    __syncwarp(mask);  // by_seat read
+    return false;
+  }
+  S* p = warm_buffer;               // E, by rows
+  S* q = warm_buffer + NMAX * kLd;  // V by rows, where the row is spread over the groups
+#pragma unroll
+  for (int j = 0; j < K; ++j) {
+    p[row * kLd + m.seat_of(j)] = inverse_gap(j, tied) * m.a[j];
+    if constexpr (C > 1) q[row * kLd + m.seat_of(j)] = m.v[j];
+    m.a[j] = from_real<S>(R(0));
+  }
+  __syncwarp(mask);
+#pragma unroll
+  for (int k = 0; k < NMAX; ++k) {  // (V E), row `row`, in A's registers
+    const S v_k = C == 1 ? m.v[k % K] : q[row * kLd + k];
+    accumulate_row<C == 1>(m.a, &p[k * kLd + m.seat_of(0)], [&](S y) { return v_k * y; });
+  }
+#pragma unroll
+  for (int j = 0; j < K; ++j) m.v[j] += m.a[j];
+  m.d += shift;
+  off *= sqrt(e2);
+  return true;
+}
+
 // Solves matrix b of `args` on the NMAX * C lanes of `mask` (lane = 0 .. NMAX * C - 1 within them),
 // rows in registers (jacobi_evd_registers.cuh; C column groups, lane = group * NMAX + row).
 // `warm_buffer` holds kRegisterWarmScalars<S, NMAX, C> scalars when there is a warm start (unused
 // otherwise). With MAY_WARM false, args.warm_start is ignored and the warm-start code is left out,
-// which spares registers where every row is held in them.
-template <class S, int NMAX, bool MAY_WARM = true, int C = 1>
+// which spares registers where every row is held in them. With FIRST_ORDER_FINISH, a warm start
+// tries finish_first_order at each sweep's start.
+template <class S, int NMAX, bool MAY_WARM = true, int C = 1, bool FIRST_ORDER_FINISH = false>
 __device__ __forceinline__ SolveInfo solve_in_registers(const Args<S>& args, index_t b, int lane, unsigned mask,
                                    RegisterScratch<S, NMAX, C>& scratch, S* warm_buffer) {
   using R = real_of<S>;
@@ -808,9 +876,16 @@ __device__ __forceinline__ SolveInfo solve_in_registers(const Args<S>& args, ind
     return sqrt(registers::group_sum<kLanes>(mask, m.off_norm2_of_row(own)));
   };
   bool tested = false;  // off holds off(A), from a test within the sweep
+  bool finished = false;  // by the first-order step, whose V then takes the Newton-Schulz step
   for (;;) {
     if (!tested) off = off_norm(m.me_bit);
     if (off <= target || sweeps == args.max_sweeps) break;
+    // Only where it may finish: ||E||_F >= off(B) / (d_max - d_min) >= off(B) / (2 ||A||_F), so it
+    // needs off(B)^2 <= target ||A||_F.
+    if constexpr (FIRST_ORDER_FINISH)
+      if (v0 && !tested && off * off <= target * norm &&
+          (finished = finish_first_order<S, NMAX, C>(m, row, mask, off, target, negligible2, scratch.w, warm_buffer)))
+        break;
     ++sweeps;
     const auto& schedule = registers::kSchedule<NMAX>.entry;
     if (v0) {  // warm starts: the row phase first (registers::StepOrder); a cold solve is the same everywhere
@@ -832,7 +907,7 @@ __device__ __forceinline__ SolveInfo solve_in_registers(const Args<S>& args, ind
 
   // The eigenvalue of the row, taken before A's registers are freed for the Newton-Schulz step.
   const R mine = scalbn(m.d, -exponent);
-  if (v0 && args.reorthonormalise) {  // one Newton-Schulz step, as solve_in_shared: V <- V (3I - V^H V) / 2, in A's registers
+  if (v0 && (args.reorthonormalise || finished)) {  // one Newton-Schulz step, as solve_in_shared: V <- V (3I - V^H V) / 2, in A's registers
     S* p = warm_buffer;
     S* q = warm_buffer + NMAX * kLd;
     // The mirror above read other lanes' rows of p; with no sweep between (a warm start already

@@ -111,6 +111,25 @@ TEMPLATE_TEST_CASE("gpu evd: agrees with the CPU solver", "[gpu]", float, std::c
     CHECK(std::abs(double(on_cpu.w[std::size_t(i)] - on_gpu.w[std::size_t(i)])) <= 8 * n * eps<T>() * scale);
 }
 
+// The batched register kernel's first-order finish (kRegisterFirstOrderFinish in
+// kernels/jacobi_evd_batched.cu: float and double at 16 < n <= 32, complex float at 8 < n <= 16):
+// warm-started from the last eigenvectors of a matrix moved by 0.01 sqrt(eps), off(B) is far above
+// the target (eps ||A||_F), but one first-order step reaches it, so the solve takes no sweep, and its
+// result stands against LAPACK.
+TEMPLATE_TEST_CASE("gpu evd: a warm start near the answer finishes by the first-order step, without a sweep", "[gpu]",
+                   float, double, std::complex<float>) {
+  using T = TestType;
+  const index_t n = std::is_floating_point_v<T> ? GENERATE(index_t(27), index_t(32)) : GENERATE(index_t(13), index_t(16));
+  const Matrix<T> a = evd_case<T>(EvdCase::covariance, n, 21);
+  const Matrix<T> a2 = perturb_hermitian(a, 0.01 * std::sqrt(eps<T>()), true, 22);
+  const EvdResult<T> cold = run_evd(a, gpu_options());
+  const EvdResult<T> warm = run_evd(a2, gpu_options(), &cold.v);
+  INFO(type_name<T>() << " n = " << n);
+  REQUIRE(warm.info.converged);
+  CHECK(warm.info.sweeps == 0);
+  check_evd(a2, warm.w, &warm.v, reference_eigenvalues(a2), eigstream::Sort::descending, "gpu evd first-order finish");
+}
+
 // From 1%, reaching double's epsilon takes one sweep more than float's (as on the CPU: see
 // test_warm_start.cpp): 3 sweeps in float, 4 in double.
 TEMPLATE_TEST_CASE("gpu evd: warm start from a 1% perturbed matrix takes <= 3 sweeps (4 in double)", "[gpu]", float, double,
