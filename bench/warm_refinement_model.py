@@ -203,6 +203,16 @@ def cayley_refine(a, v0, dt):
         x = (x @ (u + r / 2)).astype(dt)
 
 
+def accuracy(a, lam, x):
+    """Residual ||A X - X diag(lam)||_F / ||A||_F, orthogonality ||X^H X - I||_F, and the eigenvalue error
+    against LAPACK relative to ||A||_2."""
+    xd = x.astype(np.complex128)
+    ref = np.linalg.eigvalsh(a)
+    return np.array([np.linalg.norm(a @ xd - xd * lam[None, :]) / np.linalg.norm(a),
+                     np.linalg.norm(xd.conj().T @ xd - np.eye(a.shape[0])),
+                     np.max(np.abs(np.sort(lam) - ref)) / np.max(np.abs(ref))])
+
+
 def cayley(n, cplx, snapshots, rng):
     dt = np.complex64 if cplx else np.float32
     a_list = stream(n, snapshots, cplx, 101, rng)
@@ -215,11 +225,7 @@ def cayley(n, cplx, snapshots, rng):
             v = np.linalg.eigh(a)[1].astype(dt)
             continue
         steps.append(k)
-        ref = np.linalg.eigvalsh(a)
-        xd = x.astype(np.complex128)
-        worst = np.maximum(worst, [np.linalg.norm(a @ xd - xd * lam[None, :]) / np.linalg.norm(a),
-                                   np.linalg.norm(xd.conj().T @ xd - np.eye(n)),
-                                   np.max(np.abs(np.sort(lam) - ref)) / np.max(np.abs(ref))])
+        worst = np.maximum(worst, accuracy(a, lam, x))
         v = x
     print(f"n = {n} {'complex' if cplx else 'real'}, L = {snapshots}: 100 warm starts, refinement steps mean "
           f"{np.mean(steps) if steps else float('nan'):.2f} most {max(steps) if steps else 0}, {fallbacks} fallbacks; "
@@ -279,11 +285,7 @@ def finish(n, cplx, snapshots, rng):
                 x = (x @ (1.5 * np.eye(n, dtype=dt) - np.float32(0.5) * (x.conj().T @ x))).astype(dt)
                 done = np.diag(b).real.astype(np.float32), x
             lam, x = done
-            xd = x.astype(np.complex128)
-            ref = np.linalg.eigvalsh(a)
-            worst = np.maximum(worst, [np.linalg.norm(a @ xd - xd * lam[None, :]) / np.linalg.norm(a),
-                                       np.linalg.norm(xd.conj().T @ xd - np.eye(n)),
-                                       np.max(np.abs(np.sort(lam) - ref)) / np.max(np.abs(ref))])
+            worst = np.maximum(worst, accuracy(a, lam, x))
             v = x
         print(f"n = {n} {'complex' if cplx else 'real'}, L = {snapshots}, {'with' if use else 'without'} the finish: "
               f"mean sweeps {sweeps / 40:.2f}, finished {finished} of 40; worst residual {worst[0] / EPS:.1f}, "
