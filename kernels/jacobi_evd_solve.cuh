@@ -692,7 +692,8 @@ __device__ __forceinline__ bool finish_first_order(registers::Registers<S, NMAX,
   constexpr int kLd = kRegisterWarmLd<S, NMAX, C>;
   if (C == 1 || m.group == 0) by_seat[row] = m.d;
   __syncwarp(mask);
-  // 1 / (d_j - d_i) for column j's entry above negligible, else 0 (and `tied` where d_j = d_i).
+  // 1 / (d_j - d_i) for column j's entry above negligible, else 0 (and `tied` where the two are less
+  // than the least normal number apart).
   const auto inverse_gap = [&](int j, bool& tied) {
     const R gap = by_seat[m.seat_of(j)] - m.d;
     const bool above = !m.is_me(j) && abs2(m.a[j]) > negligible2, apart = fabs(gap) >= std::numeric_limits<R>::min();
