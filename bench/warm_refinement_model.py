@@ -233,9 +233,12 @@ def cayley(n, cplx, snapshots, rng):
           f"eigenvalue error {worst[2] / (n * EPS):.2f} (n eps)")
 
 
+def newton_schulz(x, dt):  # X (3I - X^H X) / 2, as the GPU solves end a warm start
+    return (x @ (1.5 * np.eye(x.shape[0], dtype=dt) - np.float32(0.5) * (x.conj().T @ x))).astype(dt)
+
+
 def first_order_finish(b, x, target, neg2, dt):
     """The register solve's finish_first_order: (eigenvalues, vectors) or None where it does not apply."""
-    n = b.shape[0]
     off = np.sqrt(off2(b))
     if off * off > target * np.linalg.norm(b):
         return None
@@ -253,8 +256,7 @@ def first_order_finish(b, x, target, neg2, dt):
     if not (off * off * e2 <= 0.25 * target * target and e2 * e2 <= EPS):
         return None
     lam = (d - np.sum(inverse * np.abs(f) ** 2, axis=1)).astype(np.float32)
-    x = (x + x @ e).astype(dt)
-    return lam, (x @ (1.5 * np.eye(n, dtype=dt) - np.float32(0.5) * (x.conj().T @ x))).astype(dt)
+    return lam, newton_schulz((x + x @ e).astype(dt), dt)
 
 
 def finish(n, cplx, snapshots, rng):
@@ -282,8 +284,7 @@ def finish(n, cplx, snapshots, rng):
                             u = rotate(b, p, q)
                             x[:, [p, q]] = x[:, [p, q]] @ u
             if done is None:
-                x = (x @ (1.5 * np.eye(n, dtype=dt) - np.float32(0.5) * (x.conj().T @ x))).astype(dt)
-                done = np.diag(b).real.astype(np.float32), x
+                done = np.diag(b).real.astype(np.float32), newton_schulz(x, dt)
             lam, x = done
             worst = np.maximum(worst, accuracy(a, lam, x))
             v = x
