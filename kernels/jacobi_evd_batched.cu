@@ -129,7 +129,7 @@ __device__ __forceinline__ void solve_group_in_registers(const Args<S>& args) {
   const index_t b = index_t(blockIdx.x) * kGroups + group;
   if (b >= args.count || lane >= kWorking) return;  // whole groups leave together; groups sharing a warp use their own masks
   const unsigned mask = kWorking == 32 ? 0xffffffffu : ((1u << kWorking) - 1u) << (threadIdx.x % 32 / kLanes * kLanes);
-  evd::solve_in_registers<S, NMAX, WARM, kColumnGroups, WARM && kRegisterFirstOrderFinish<S, NMAX>>(
+  evd::solve_in_registers<S, NMAX, WARM, kColumnGroups, kRegisterFirstOrderFinish<S, NMAX>>(
       args, b, lane, mask, scratch[group],
       reinterpret_cast<S*>(warm_smem) + group * evd::kRegisterWarmScalars<S, NMAX, kColumnGroups>);
 }

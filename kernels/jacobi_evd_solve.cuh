@@ -692,19 +692,19 @@ __device__ __forceinline__ bool finish_first_order(registers::Registers<S, NMAX,
   constexpr int kLd = kRegisterWarmLd<S, NMAX, C>;
   if (C == 1 || m.group == 0) by_seat[row] = m.d;
   __syncwarp(mask);
-  // 1 / (d_j - d_i) for column j's entry above negligible, else 0 (and `tied` where the two are less
-  // than the least normal number apart).
-  const auto inverse_gap = [&](int j, bool& tied) {
+  bool tied = false;
+  // 1 / (d_j - d_i) for column j's entry above negligible, else 0 (and `tied` set where the two are
+  // less than the least normal number apart).
+  const auto inverse_gap = [&](int j) {
     const R gap = by_seat[m.seat_of(j)] - m.d;
     const bool above = !m.is_me(j) && abs2(m.a[j]) > negligible2, apart = fabs(gap) >= std::numeric_limits<R>::min();
     tied |= above && !apart;
     return above && apart ? rn::rcp(gap) : R(0);
   };
   R e2 = 0, shift = 0;  // the row's share of ||E||_F^2; its eigenvalue's second-order term
-  bool tied = false;
 #pragma unroll
   for (int j = 0; j < K; ++j) {
-    const R inverse = inverse_gap(j, tied);
+    const R inverse = inverse_gap(j);
     e2 += inverse * inverse * abs2(m.a[j]);
     shift -= inverse * abs2(m.a[j]);
   }
@@ -721,7 +721,7 @@ __device__ __forceinline__ bool finish_first_order(registers::Registers<S, NMAX,
   S* q = warm_buffer + NMAX * kLd;  // V by rows, where the row is spread over the groups
 #pragma unroll
   for (int j = 0; j < K; ++j) {
-    p[row * kLd + m.seat_of(j)] = inverse_gap(j, tied) * m.a[j];
+    p[row * kLd + m.seat_of(j)] = inverse_gap(j) * m.a[j];
     if constexpr (C > 1) q[row * kLd + m.seat_of(j)] = m.v[j];
     m.a[j] = from_real<S>(R(0));
   }
