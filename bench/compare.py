@@ -58,9 +58,14 @@ def main(arguments):
         cases = report["cases"]
         if label not in labels:
             labels.append(label)
-        for case in cases:
-            row = table.setdefault(case["case"], {}).setdefault((case["type"], size(case)), {})
-            row.setdefault(label, []).append(figure(case))
+        for index, case in enumerate(cases):
+            try:
+                cell = figure(case)
+                row = table.setdefault(case["case"], {}).setdefault((case["type"], size(case)), {})
+            except (KeyError, TypeError, ValueError) as error:
+                print(f"compare.py: {path}: case {index}: not as eigbench writes it ({error!r})", file=sys.stderr)
+                return 1
+            row.setdefault(label, []).append(cell)
     for kind, rows in table.items():
         present = [label for label in labels if any(label in cells for cells in rows.values())]
         print(f"\n## {kind}\n")

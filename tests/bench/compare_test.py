@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""bench/compare.py on two small eigbench reports: the table's cells, and a clear error for a file that
-is not a report."""
+"""bench/compare.py on small eigbench reports: the table's cells, and clear errors for a file that is
+not a report and for a case without its figures."""
 import json
 import os
 import subprocess
@@ -25,6 +25,8 @@ def run(*arguments):
 
 
 failures = []
+
+
 def expect(condition, what):
     if not condition:
         failures.append(what)
@@ -53,6 +55,12 @@ with tempfile.TemporaryDirectory() as work:
         f.write("[1, 2]")
     result = run(not_report)
     expect(result.returncode == 1 and "x.json: not an eigbench report" in result.stderr, "error for a file that is not a report")
+
+    with open(not_report, "w") as f:
+        json.dump({"cases": [{"case": "warm stream", "type": "float", "n": 16, "eigstream": {}}]}, f)
+    result = run(not_report)
+    expect(result.returncode == 1 and "x.json: case 0: not as eigbench writes it" in result.stderr,
+           "error naming a case without its figures")
 
 for failure in failures:
     print("FAILED:", failure)
