@@ -639,15 +639,15 @@ __device__ __forceinline__ void load_run(const S* from, S (&to)[kRegisterRun<S>]
                : "memory");
   memcpy(to, x, sizeof(x));
 }
-// acc[j] += term(row[j]) for j < K, where the products' rows are RUNS (16-byte aligned): a run at a
-// time. The products of a row held whole in registers (C = 1) read their rows so: warm batches of
-// 1024 ran 4% faster at complex float 32 (3.48x -> 3.58x cuSOLVER), where they had taken two 4-byte
-// loads an entry (Cx<float> is 4-byte aligned, as std::complex<float>), and 1% at float 32. With
-// column groups, whose products also read rows lane by lane and so need rows of NMAX + 1 entries
-// for their banks, runs made warm double 16 4% slower and complex float 16 2-5% (H200,
+// acc[j] = update(acc[j], row[j]) for j < K, where the products' rows are RUNS (16-byte aligned): a
+// run at a time. The products of a row held whole in registers (C = 1) read their rows so: warm
+// batches of 1024 ran 4% faster at complex float 32 (3.48x -> 3.58x cuSOLVER), where they had taken
+// two 4-byte loads an entry (Cx<float> is 4-byte aligned, as std::complex<float>), and 1% at float
+// 32. With column groups, whose products also read rows lane by lane and so need rows of NMAX + 1
+// entries for their banks, runs made warm double 16 4% slower and complex float 16 2-5% (H200,
 // bench/results/2026-11-27-h200-product-runs.md).
-template <bool RUNS, class S, int K, class Term>
-__device__ __forceinline__ void accumulate_row(S (&acc)[K], const S* row, Term term) {
+template <bool RUNS, class S, int K, class Update>
+__device__ __forceinline__ void accumulate_row(S (&acc)[K], const S* row, Update update) {
   if constexpr (RUNS) {
     static_assert(K % kRegisterRun<S> == 0, "whole runs");
 #pragma unroll
@@ -655,11 +655,11 @@ __device__ __forceinline__ void accumulate_row(S (&acc)[K], const S* row, Term t
       S run[kRegisterRun<S>];
       load_run(row + j0, run);
 #pragma unroll
-      for (int i = 0; i < kRegisterRun<S>; ++i) acc[j0 + i] += term(run[i]);
+      for (int i = 0; i < kRegisterRun<S>; ++i) acc[j0 + i] = update(acc[j0 + i], run[i]);
     }
   } else {
 #pragma unroll
-    for (int j = 0; j < K; ++j) acc[j] += term(row[j]);
+    for (int j = 0; j < K; ++j) acc[j] = update(acc[j], row[j]);
   }
 }
 // The rows of the register solve's products in shared memory: in runs (C = 1), NMAX entries and a
@@ -727,9 +727,10 @@ __device__ __forceinline__ bool finish_first_order(registers::Registers<S, NMAX,
   }
   __syncwarp(mask);
 #pragma unroll
-  for (int k = 0; k < NMAX; ++k) {  // (V E), row `row`, in A's registers
+  for (int k = 0; k < NMAX; ++k) {  // (V E), row `row`, in A's registers, by fused multiply-adds
     const S v_k = C == 1 ? m.v[k % K] : q[row * kLd + k];
-    accumulate_row<C == 1>(m.a, &p[k * kLd + m.seat_of(0)], [&](S y) { return v_k * y; });
+    accumulate_row<C == 1>(m.a, &p[k * kLd + m.seat_of(0)],
+                           [&](S acc, S y) { return registers::combine_rows(acc, v_k, y); });
   }
 #pragma unroll
   for (int j = 0; j < K; ++j) m.v[j] += m.a[j];
@@ -846,7 +847,7 @@ __device__ __forceinline__ SolveInfo solve_in_registers(const Args<S>& args, ind
 #pragma unroll kUnrollProducts
     for (int k = 0; k < NMAX; ++k) {  // B = V0^H P, row `row`, in A's registers
       const S x = q[k * kLd + row];
-      accumulate_row<C == 1>(m.a, &p[k * kLd + m.seat_of(0)], [&](S y) { return conj_mul(x, y); });
+      accumulate_row<C == 1>(m.a, &p[k * kLd + m.seat_of(0)], [&](S acc, S y) { return acc + conj_mul(x, y); });
     }
     __syncwarp(mask);
 #pragma unroll
@@ -920,7 +921,7 @@ __device__ __forceinline__ SolveInfo solve_in_registers(const Args<S>& args, ind
 #pragma unroll kUnrollProducts
     for (int k = 0; k < NMAX; ++k) {  // row `row` of V^H V
       const S x = p[k * kLd + row];
-      accumulate_row<C == 1>(m.a, &p[k * kLd + m.seat_of(0)], [&](S y) { return conj_mul(x, y); });
+      accumulate_row<C == 1>(m.a, &p[k * kLd + m.seat_of(0)], [&](S acc, S y) { return acc + conj_mul(x, y); });
     }
     // V^H V by rows: over V in p where the row of V is in registers, beside it in q where the
     // row is spread over the groups.
@@ -932,7 +933,7 @@ __device__ __forceinline__ SolveInfo solve_in_registers(const Args<S>& args, ind
 #pragma unroll
     for (int k = 0; k < NMAX; ++k) {
       const S v_k = C == 1 ? m.v[k % K] : p[row * kLd + k];
-      accumulate_row<C == 1>(m.a, &product[k * kLd + m.seat_of(0)], [&](S y) { return v_k * y; });
+      accumulate_row<C == 1>(m.a, &product[k * kLd + m.seat_of(0)], [&](S acc, S y) { return acc + v_k * y; });
     }
 #pragma unroll
     for (int j = 0; j < K; ++j) m.v[j] = R(1.5) * m.v[j] - R(0.5) * m.a[j];
@@ -956,10 +957,28 @@ __device__ __forceinline__ SolveInfo solve_in_registers(const Args<S>& args, ind
   int r = row;
   if (args.sort != Sort::none) {
     r = 0;
-    for (int s = 0; s < NMAX; ++s) {
-      if (player[s] >= n) continue;
-      const bool before = args.sort == Sort::descending ? w[s] > mine : w[s] < mine;
-      r += before || (w[s] == mine && player[s] < row);
+    // Without branches below NMAX = 32 (unrolled, bitwise on the comparisons): with a `continue` for
+    // padding and short-circuit operators, each seat took two branches and their reconvergence, 5% of
+    // warm float 16's stall samples. Warm batches of 1024 ran 5% faster back to back at float 16
+    // (40.9 -> 42.9 million matrices a second) and complex float 16 (29.3 -> 30.7). At NMAX = 32 the
+    // bitwise form, unrolled or not, moved the kernels' register allocation (warm float 32: 233
+    // registers to 168 and 16 bytes of spills) and cost warm float 32 1.5%, so the loop there keeps
+    // its branches (H100, bench/results/2026-12-07-h100-sort-without-branches.md).
+    if constexpr (NMAX < 32) {
+      const bool descending = args.sort == Sort::descending;
+#pragma unroll
+      for (int s = 0; s < NMAX; ++s) {
+        const R w_s = w[s];
+        const int player_s = player[s];
+        const bool before = descending ? w_s > mine : w_s < mine;
+        r += int(player_s < n) & (int(before) | (int(w_s == mine) & int(player_s < row)));
+      }
+    } else {
+      for (int s = 0; s < NMAX; ++s) {
+        if (player[s] >= n) continue;
+        const bool before = args.sort == Sort::descending ? w[s] > mine : w[s] < mine;
+        r += before || (w[s] == mine && player[s] < row);
+      }
     }
   }
   if (first_group) {
