@@ -3,11 +3,13 @@
 not a report and for a case without its figures."""
 import json
 import os
-import subprocess
 import sys
 import tempfile
 
-compare = sys.argv[1]
+from script_check import ScriptCheck
+
+check = ScriptCheck(sys.argv[1])
+run, expect = check.run, check.expect
 
 
 def report(warm_rate, sweeps, cold_ms, speedup):
@@ -18,18 +20,6 @@ def report(warm_rate, sweeps, cold_ms, speedup):
         {"case": "latency", "type": "complex float", "n": 32,
          "eigstream": {"latency": {"p50_us": 61.04, "p99_us": 65.66}}},
     ]}
-
-
-def run(*arguments):
-    return subprocess.run([sys.executable, compare, *arguments], capture_output=True, text=True)
-
-
-failures = []
-
-
-def expect(condition, what):
-    if not condition:
-        failures.append(what)
 
 
 with tempfile.TemporaryDirectory() as work:
@@ -62,6 +52,4 @@ with tempfile.TemporaryDirectory() as work:
     expect(result.returncode == 1 and "x.json: case 0: not as eigbench writes it" in result.stderr,
            "error naming a case without its figures")
 
-for failure in failures:
-    print("FAILED:", failure)
-sys.exit(1 if failures else 0)
+check.finish()

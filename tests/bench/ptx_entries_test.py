@@ -3,11 +3,13 @@
 hashes of anonymous namespaces set aside), declarations skipped, and a clear error for a file that
 is not PTX."""
 import os
-import subprocess
 import sys
 import tempfile
 
-script = sys.argv[1]
+from script_check import ScriptCheck
+
+check = ScriptCheck(sys.argv[1])
+run, expect = check.run, check.expect
 
 
 def ptx(file_hash, kernel_a_body, kernel_b_body):
@@ -46,18 +48,6 @@ def ptx(file_hash, kernel_a_body, kernel_b_body):
 \tret;
 }}
 """
-
-
-def run(*arguments):
-    return subprocess.run([sys.executable, script, *arguments], capture_output=True, text=True)
-
-
-failures = []
-
-
-def expect(condition, what):
-    if not condition:
-        failures.append(what)
 
 
 with tempfile.TemporaryDirectory() as d:
@@ -104,7 +94,4 @@ with tempfile.TemporaryDirectory() as d:
     result = run(new)
     expect(result.returncode == 2, "a candidate alone is a usage error")
 
-for failure in failures:
-    print("FAILED:", failure)
-print(f"{'all passed' if not failures else f'{len(failures)} failed'}")
-sys.exit(1 if failures else 0)
+check.finish()
