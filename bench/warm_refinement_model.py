@@ -18,12 +18,15 @@ eigenvectors, B = V0^H A V0, and the target off(B) <= eps ||A||_F of the GPU sol
              orthogonality of V in units of eps after each.
   finish     The register solve's first-order finish (finish_first_order in
              kernels/jacobi_evd_solve.cuh), tried at each sweep's start, against sweeps alone: mean
-             sweeps over 40 warm starts, and the worst accuracy against LAPACK.
+             steps over 40 warm starts, and the worst accuracy against LAPACK. A fifth argument K
+             also tries it, after a convergence test, at every K-th step of a sweep that starts
+             with off(B)^2 <= 64 eps ||A||_F^2.
 
     python3 bench/warm_refinement_model.py estimate 32 complex 32
     python3 bench/warm_refinement_model.py products 32 complex 8
     python3 bench/warm_refinement_model.py cayley 32 complex 8
     python3 bench/warm_refinement_model.py finish 16 real 16
+    python3 bench/warm_refinement_model.py finish 32 complex 32 8
 
 The arguments are n, real or complex, and L, the snapshots added each step (32: eigbench's warm
 case at n = 32; 8: its latency case). It needs numpy (Debian's python3-numpy), which eigstream's
@@ -259,41 +262,54 @@ def first_order_finish(b, x, target, neg2, dt):
     return lam, newton_schulz((x + x @ e).astype(dt), dt)
 
 
-def finish(n, cplx, snapshots, rng):
-    """Sweeps with and without the first-order finish at each sweep's start, over 40 warm starts."""
+def finish(n, cplx, snapshots, rng, every=0):
+    """Steps with and without the first-order finish at each sweep's start, over 40 warm starts; with
+    `every`, also a test and a finish tried after every `every`-th step of a sweep that starts with
+    off(B)^2 <= 64 target ||A||_F."""
     dt = np.complex64 if cplx else np.float32
     a_list = stream(n, snapshots, cplx, 41, rng)
     for use in (False, True):
         v = np.linalg.eigh(a_list[0])[1].astype(dt)
-        sweeps, finished, worst = 0, 0, np.zeros(3)
+        steps, finished, worst = 0, 0, np.zeros(3)
         for a in a_list[1:]:
             target = EPS * np.linalg.norm(a)
             neg2 = (target / n) ** 2
             x = v.copy()
             b = hermitian_from_lower((x.conj().T @ a.astype(dt) @ x).astype(dt))
-            done = None
-            while np.sqrt(off2(b)) > target:
+            done, converged = None, False
+            while not converged and np.sqrt(off2(b)) > target:
                 done = first_order_finish(b, x, target, neg2, dt) if use else None
                 if done is not None:
-                    finished += 1
                     break
-                sweeps += 1
-                for pairs in round_robin(n):
+                within = use and every > 0 and off2(b) <= 64 * target * np.linalg.norm(a)
+                for step, pairs in enumerate(round_robin(n)):
+                    steps += 1
                     for p, q in pairs:
                         if abs(b[p, q]) ** 2 > neg2:
                             u = rotate(b, p, q)
                             x[:, [p, q]] = x[:, [p, q]] @ u
+                    if within and step % every == every - 1:
+                        converged = np.sqrt(off2(b)) <= target
+                        done = None if converged else first_order_finish(b, x, target, neg2, dt)
+                        if converged or done is not None:
+                            break
+                if done is not None:
+                    break
             if done is None:
                 done = np.diag(b).real.astype(np.float32), newton_schulz(x, dt)
+            else:
+                finished += 1
             lam, x = done
             worst = np.maximum(worst, accuracy(a, lam, x))
             v = x
-        print(f"n = {n} {'complex' if cplx else 'real'}, L = {snapshots}, {'with' if use else 'without'} the finish: "
-              f"mean sweeps {sweeps / 40:.2f}, finished {finished} of 40; worst residual {worst[0] / EPS:.1f}, "
+        print(f"n = {n} {'complex' if cplx else 'real'}, L = {snapshots}, {'with' if use else 'without'} the finish"
+              f"{f' (also every {every} steps)' if use and every else ''}: mean steps {steps / 40:.1f} "
+              f"({steps / 40 / (n - 1):.2f} sweeps), finished {finished} of 40; worst residual {worst[0] / EPS:.1f}, "
               f"orthogonality {worst[1] / EPS:.1f}, eigenvalue error {worst[2] / EPS:.1f} (eps)")
 
 
 if __name__ == "__main__":
     what, n, kind, snapshots = sys.argv[1], int(sys.argv[2]), sys.argv[3], int(sys.argv[4])
+    extra = [int(a) for a in sys.argv[5:]]  # finish: every
     {"estimate": estimate, "products": products, "cayley": cayley, "finish": finish}[what](n, kind == "complex", snapshots,
-                                                                       np.random.default_rng(1))
+                                                                       np.random.default_rng(1), *extra)
