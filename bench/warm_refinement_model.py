@@ -272,26 +272,28 @@ def finish(n, cplx, snapshots, rng, every=0):
         v = np.linalg.eigh(a_list[0])[1].astype(dt)
         steps, finished, worst = 0, 0, np.zeros(3)
         for a in a_list[1:]:
-            target = EPS * np.linalg.norm(a)
+            norm = np.linalg.norm(a)
+            target = EPS * norm
             neg2 = (target / n) ** 2
             x = v.copy()
             b = hermitian_from_lower((x.conj().T @ a.astype(dt) @ x).astype(dt))
-            done, converged = None, False
-            while not converged and np.sqrt(off2(b)) > target:
+            done = None
+            while np.sqrt(off2(b)) > target:
                 done = first_order_finish(b, x, target, neg2, dt) if use else None
                 if done is not None:
                     break
-                within = use and every > 0 and off2(b) <= 64 * target * np.linalg.norm(a)
+                within = use and every > 0 and off2(b) <= 64 * target * norm
                 for step, pairs in enumerate(round_robin(n)):
                     steps += 1
                     for p, q in pairs:
                         if abs(b[p, q]) ** 2 > neg2:
                             u = rotate(b, p, q)
                             x[:, [p, q]] = x[:, [p, q]] @ u
-                    if within and step % every == every - 1:
-                        converged = np.sqrt(off2(b)) <= target
-                        done = None if converged else first_order_finish(b, x, target, neg2, dt)
-                        if converged or done is not None:
+                    if within and step % every == every - 1:  # the test, then the finish
+                        if np.sqrt(off2(b)) <= target:
+                            break
+                        done = first_order_finish(b, x, target, neg2, dt)
+                        if done is not None:
                             break
                 if done is not None:
                     break
