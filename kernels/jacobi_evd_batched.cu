@@ -112,7 +112,10 @@ inline constexpr int kRegisterGroups = kRegisterBlockThreads<NMAX> / kRegisterGr
 // slower at complex float 32 (5.53 -> 5.15), though its steps' slowest took 2.15 sweeps against 3.05
 // (H100, bench/results/2026-12-07-h100-first-order-finish.md). Complex double was not measured. The
 // persistent solver's register consumers do not take it: compiled into their kernels (which hold the
-// cold solve too), it cost cold items of 64 6-7% at float 32 and complex float 16.
+// cold solve too), it cost cold items of 64 6-7% at float 32 and complex float 16. Tried within warm
+// sweeps too (after every 8th step), at float and double 16 and complex float 32 as well, it cut
+// complex float 32's sweeps from 2.69 to 2.04 but ran 19% slower, and every type 4-13% slower (H100,
+// bench/results/2026-12-07-h100-finish-mid-sweep-withdrawn.md).
 template <class S, int NMAX>
 inline constexpr bool kRegisterFirstOrderFinish =
     (NMAX == 32 && std::is_same_v<S, real_of<S>>) || (NMAX == 16 && std::is_same_v<S, Cx<float>>);
