@@ -31,8 +31,10 @@ eigenvectors, B = V0^H A V0, and the target off(B) <= eps ||A||_F of the GPU sol
 The arguments are n, real or complex, and L, the snapshots added each step (32: eigbench's warm
 case at n = 32; 8: its latency case). It needs numpy (Debian's python3-numpy), which eigstream's
 build and tests do not. Results: bench/results/2026-11-27-h200-off-estimate-withdrawn.md (estimate,
-products), bench/results/2026-11-27-h200-latency-refinement-withdrawn.md (cayley) and
-bench/results/2026-12-07-h100-first-order-finish.md (finish).
+products), bench/results/2026-11-27-h200-latency-refinement-withdrawn.md (cayley),
+bench/results/2026-12-07-h100-first-order-finish.md (finish) and, for K, the GPU trial of the finish
+within sweeps: bench/results/2026-12-07-h100-finish-mid-sweep-withdrawn.md (fewer steps, slower
+batches).
 """
 import sys
 
