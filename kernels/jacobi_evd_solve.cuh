@@ -963,10 +963,11 @@ __device__ __forceinline__ SolveInfo solve_in_registers(const Args<S>& args, ind
     // (40.9 -> 42.9 million matrices a second) and complex float 16 (29.3 -> 30.7). At NMAX = 32 the
     // bitwise form, unrolled or not, moved the kernels' register allocation (warm float 32: 233
     // registers to 168 and 16 bytes of spills) and cost warm float 32 1.5%, so the loop there keeps
-    // its branches (H100, bench/results/2026-12-07-h100-sort-without-branches.md). So does the warm
-    // solve at real double 16, whose kernel it moved to 36 bytes of spills: warm batches ran 3% slower
-    // there (23.7 -> 23.0 million matrices a second), while cold double 16 ran 3% faster and warm
-    // double 4 and 8 and complex double 4-16 1-7% (H100, bench/results/2026-12-07-h100-sort-double.md).
+    // its branches (H100, bench/results/2026-12-07-h100-sort-without-branches.md). So does the solve
+    // that may warm-start at real double 16: the bitwise form moved its kernel to 36 bytes of spills,
+    // and warm batches ran 3% slower (23.7 -> 23.0 million matrices a second), while cold double 16
+    // ran 3% faster and warm double 4 and 8 and complex double 4-16 1-7% (H100,
+    // bench/results/2026-12-07-h100-sort-double.md).
     if constexpr (NMAX < 32 && !(MAY_WARM && NMAX == 16 && std::is_same_v<S, double>)) {
       const bool descending = args.sort == Sort::descending;
 #pragma unroll
