@@ -1,0 +1,125 @@
+// Products of 32 x 32 complex float matrices in shared memory by one warp on the tensor cores
+// (mma.sync m16n8k8, TF32 inputs, float accumulators), for the register solve's warm starts.
+//
+// A TF32 value keeps 11 significant bits. To about float precision, each input x is split into
+// hi = tf32(x) and lo = tf32(x - hi), within 2^-22 |x| of x, and a product a b is taken as
+// a_lo b_hi + a_hi b_lo + a_hi b_hi ("3xTF32"; the a_lo b_lo term is below 2^-22 |a b|). Where one
+// factor is itself a small correction, one TF32 product is enough (Precision::single).
+//
+// A complex product is four real ones: re += xr yr - xi yi, im += xr yi + xi yr.
+//
+// With the split inputs, each chunk of 8 terms is summed apart from zero and added to the result in
+// float arithmetic, rounding to nearest. Summing a whole product in the tensor cores' accumulators,
+// which evidently do not round to nearest, left warm complex float 32's V at ||V^H V - I|| = 3.5e-6
+// and its eigenvalue error at 8.6e-7; by chunks, 1.1e-6 and 4.0e-7, as fast (H100,
+// bench/results/2026-12-07-h100-tensor-products.md).
+//
+// Fragments (PTX ISA, mma.m16n8k8 with .tf32): lane = 4 g + t. A (16 x 8, row-major): a0 (g, t),
+// a1 (g + 8, t), a2 (g, t + 4), a3 (g + 8, t + 4). B (8 x 8): b0 (t, g), b1 (t + 4, g). C (16 x 8):
+// c0 (g, 2t), c1 (g, 2t + 1), c2 (g + 8, 2t), c3 (g + 8, 2t + 1).
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include "device_scalar.cuh"
+
+namespace eigstream::kernels::tensor {
+
+enum class Precision { single, split };  // one TF32 product; about float precision (3xTF32)
+
+struct Tf32 {
+  unsigned hi, lo;
+};
+
+template <Precision P>
+__device__ __forceinline__ Tf32 to_tf32(float x) {
+  Tf32 s{};
+  asm("cvt.rna.tf32.f32 %0, %1;" : "=r"(s.hi) : "f"(x));
+  if constexpr (P == Precision::split) asm("cvt.rna.tf32.f32 %0, %1;" : "=r"(s.lo) : "f"(x - __uint_as_float(s.hi)));
+  return s;
+}
+__device__ __forceinline__ Tf32 negated(Tf32 s) { return {s.hi ^ 0x80000000u, s.lo ^ 0x80000000u}; }
+
+__device__ __forceinline__ void mma(float (&d)[4], unsigned a0, unsigned a1, unsigned a2, unsigned a3, unsigned b0,
+                                    unsigned b1) {
+  asm("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
+      "{%0, %1, %2, %3};"
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+      : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1));
+}
+
+// d += a b for one 16 x 8 x 8 tile; the smaller terms first.
+template <Precision P>
+__device__ __forceinline__ void mma(float (&d)[4], const Tf32 (&a)[4], const Tf32 (&b)[2]) {
+  if constexpr (P == Precision::split) {
+    mma(d, a[0].lo, a[1].lo, a[2].lo, a[3].lo, b[0].hi, b[1].hi);
+    mma(d, a[0].hi, a[1].hi, a[2].hi, a[3].hi, b[0].lo, b[1].lo);
+  }
+  mma(d, a[0].hi, a[1].hi, a[2].hi, a[3].hi, b[0].hi, b[1].hi);
+}
+
+// out = op(x) y, where op(x) is x or, with ADJOINT, x^H: 32 x 32 complex float matrices by rows of
+// LD entries in shared memory, on the full warp (`lane` 0-31; every lane must call). Every tile is
+// held in registers until all are done, so out may be x or y. Synchronises the warp on entry (the
+// inputs may have just been written by other lanes) and on exit (out is then visible to all).
+template <bool ADJOINT, Precision P, int LD>
+__device__ __forceinline__ void product_32(int lane, const Cx<float>* x, const Cx<float>* y, Cx<float>* out) {
+  static_assert(LD % 2 == 0, "pairs of entries are stored as one 16-byte access");
+  const int g = lane / 4, t = lane % 4;
+  float re[2][4][4] = {}, im[2][4][4] = {};  // [row tile][column tile][fragment]
+  __syncwarp();
+#pragma unroll 1
+  for (int k0 = 0; k0 < 32; k0 += 8) {
+    Tf32 xr[2][4], xi[2][4], minus_xi[2][4];
+#pragma unroll
+    for (int mt = 0; mt < 2; ++mt)
+#pragma unroll
+      for (int r = 0; r < 4; ++r) {
+        const int i = 16 * mt + g + 8 * (r % 2), k = k0 + t + 4 * (r / 2);
+        const Cx<float> e = ADJOINT ? conj(load_vec(&x[k * LD + i])) : load_vec(&x[i * LD + k]);
+        xr[mt][r] = to_tf32<P>(e.re);
+        xi[mt][r] = to_tf32<P>(e.im);
+        minus_xi[mt][r] = negated(xi[mt][r]);
+      }
+#pragma unroll
+    for (int nt = 0; nt < 4; ++nt) {
+      Tf32 yr[2], yi[2];
+#pragma unroll
+      for (int r = 0; r < 2; ++r) {
+        const Cx<float> e = load_vec(&y[(k0 + t + 4 * r) * LD + 8 * nt + g]);
+        yr[r] = to_tf32<P>(e.re);
+        yi[r] = to_tf32<P>(e.im);
+      }
+#pragma unroll
+      for (int mt = 0; mt < 2; ++mt) {
+        if constexpr (P == Precision::split) {  // the chunk's sums apart, then added rounding to nearest
+          float chunk_re[4] = {}, chunk_im[4] = {};
+          mma<P>(chunk_re, xr[mt], yr);
+          mma<P>(chunk_re, minus_xi[mt], yi);
+          mma<P>(chunk_im, xr[mt], yi);
+          mma<P>(chunk_im, xi[mt], yr);
+#pragma unroll
+          for (int c = 0; c < 4; ++c) re[mt][nt][c] += chunk_re[c], im[mt][nt][c] += chunk_im[c];
+        } else {
+          mma<P>(re[mt][nt], xr[mt], yr);
+          mma<P>(re[mt][nt], minus_xi[mt], yi);
+          mma<P>(im[mt][nt], xr[mt], yi);
+          mma<P>(im[mt][nt], xi[mt], yr);
+        }
+      }
+    }
+  }
+  __syncwarp();
+#pragma unroll
+  for (int mt = 0; mt < 2; ++mt)
+#pragma unroll
+    for (int nt = 0; nt < 4; ++nt)
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {  // rows g and g + 8 of the tile: entries 2t and 2t + 1
+        const float4 pair{re[mt][nt][2 * h], im[mt][nt][2 * h], re[mt][nt][2 * h + 1], im[mt][nt][2 * h + 1]};
+        *reinterpret_cast<float4*>(&out[(16 * mt + g + 8 * h) * LD + 8 * nt + 2 * t]) = pair;
+      }
+  __syncwarp();
+}
+
+}  // namespace eigstream::kernels::tensor
