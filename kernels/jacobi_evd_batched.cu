@@ -195,8 +195,9 @@ cudaError_t load(Kernel kernel) {
 
 // The mapping for n <= NMAX <= 32: the register solve, or a block per matrix in shared memory where
 // rows do not fit in registers (complex double 32). The register solve forms B = V0^H A V0 and the
-// closing Newton-Schulz products a row (or a column group's part of one) per lane, the block a row
-// per lane of a group of NMAX threads (evd::group_product). Warm-started on an H200, the block was
+// closing Newton-Schulz products a row (or a column group's part of one) per lane, or at complex
+// float 32 on the tensor cores (evd::kRegisterTensorProducts), the block a row per lane of a group of
+// NMAX threads (evd::group_product). Warm-started on an H200, the block was
 // 1.6-1.7x faster for complex float at n = 16 and 32 and 1.07-1.23x for float at 32 against the
 // register solve of 2026-11-23 (bench/results/2026-11-23-batched-shared-step.md); against that of
 // 2026-11-27 (pipelined steps at real n >= 16, warm kernels uncapped) it was 13% faster at complex

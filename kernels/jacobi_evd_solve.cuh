@@ -673,7 +673,7 @@ inline constexpr int kRegisterWarmLd = C == 1 ? NMAX + kRegisterRun<S> : NMAX + 
 // back), orthogonality 1.1e-6 against 8.2e-7 and cuSOLVER's 3.9e-6 (H100,
 // bench/results/2026-12-07-h100-tensor-products.md). Not tried at other types and sizes.
 template <class S, int NMAX, int C>
-inline constexpr bool kRegisterTensorProducts = std::is_same_v<S, Cx<float>> && NMAX == 32 && C == 1;
+inline constexpr bool kRegisterTensorProducts = tensor::kAvailable && std::is_same_v<S, Cx<float>> && NMAX == 32 && C == 1;
 // The shared memory of a register solve's warm start, in scalars: V0 and the product A V0, each
 // NMAX x kRegisterWarmLd.
 template <class S, int NMAX, int C = 1>

@@ -25,6 +25,14 @@
 
 namespace eigstream::kernels::tensor {
 
+// mma.sync with TF32 inputs needs sm_80 or later; the device code for earlier architectures keeps
+// its products off the tensor cores.
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 800
+inline constexpr bool kAvailable = false;
+#else
+inline constexpr bool kAvailable = true;
+#endif
+
 enum class Precision { single, split };  // one TF32 product; about float precision (3xTF32)
 
 struct Tf32 {
