@@ -944,28 +944,28 @@ __device__ __forceinline__ SolveInfo solve_in_registers(const Args<S>& args, ind
       __syncwarp(mask);
     } else {
 #pragma unroll
-    for (int j = 0; j < K; ++j) p[row * kLd + m.seat_of(j)] = m.v[j], m.a[j] = zero;
-    __syncwarp(mask);
+      for (int j = 0; j < K; ++j) p[row * kLd + m.seat_of(j)] = m.v[j], m.a[j] = zero;
+      __syncwarp(mask);
 #pragma unroll kUnrollProducts
-    for (int k = 0; k < NMAX; ++k) {  // row `row` of V^H V
-      const S x = p[k * kLd + row];
-      accumulate_row<C == 1>(m.a, &p[k * kLd + m.seat_of(0)], [&](S acc, S y) { return acc + conj_mul(x, y); });
-    }
-    // V^H V by rows: over V in p where the row of V is in registers, beside it in q where the
-    // row is spread over the groups.
-    S* const product = C == 1 ? p : q;
-    __syncwarp(mask);
+      for (int k = 0; k < NMAX; ++k) {  // row `row` of V^H V
+        const S x = p[k * kLd + row];
+        accumulate_row<C == 1>(m.a, &p[k * kLd + m.seat_of(0)], [&](S acc, S y) { return acc + conj_mul(x, y); });
+      }
+      // V^H V by rows: over V in p where the row of V is in registers, beside it in q where the
+      // row is spread over the groups.
+      S* const product = C == 1 ? p : q;
+      __syncwarp(mask);
 #pragma unroll
-    for (int j = 0; j < K; ++j) product[row * kLd + m.seat_of(j)] = m.a[j], m.a[j] = zero;
-    __syncwarp(mask);
+      for (int j = 0; j < K; ++j) product[row * kLd + m.seat_of(j)] = m.a[j], m.a[j] = zero;
+      __syncwarp(mask);
 #pragma unroll
-    for (int k = 0; k < NMAX; ++k) {
-      const S v_k = C == 1 ? m.v[k % K] : p[row * kLd + k];
-      accumulate_row<C == 1>(m.a, &product[k * kLd + m.seat_of(0)], [&](S acc, S y) { return acc + v_k * y; });
-    }
+      for (int k = 0; k < NMAX; ++k) {
+        const S v_k = C == 1 ? m.v[k % K] : p[row * kLd + k];
+        accumulate_row<C == 1>(m.a, &product[k * kLd + m.seat_of(0)], [&](S acc, S y) { return acc + v_k * y; });
+      }
 #pragma unroll
-    for (int j = 0; j < K; ++j) m.v[j] = R(1.5) * m.v[j] - R(0.5) * m.a[j];
-    __syncwarp(mask);
+      for (int j = 0; j < K; ++j) m.v[j] = R(1.5) * m.v[j] - R(0.5) * m.a[j];
+      __syncwarp(mask);
     }
   } else {
     m.normalise_v();

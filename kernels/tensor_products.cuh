@@ -67,9 +67,10 @@ __device__ __forceinline__ void mma(float (&d)[4], const Tf32 (&a)[4], const Tf3
 }
 
 // out = op(x) y, where op(x) is x or, with ADJOINT, x^H: 32 x 32 complex float matrices by rows of
-// LD entries in shared memory, on the full warp (`lane` 0-31; every lane must call). Every tile is
-// held in registers until all are done, so out may be x or y. Synchronises the warp on entry (the
-// inputs may have just been written by other lanes) and on exit (out is then visible to all).
+// LD entries in shared memory (out 16-byte aligned), on the full warp (`lane` 0-31; every lane must
+// call). Every tile is held in registers until all are done, so out may be x or y. Synchronises the
+// warp on entry (the inputs may have just been written by other lanes) and on exit (out is then
+// visible to all).
 template <bool ADJOINT, Precision P, int LD>
 __device__ __forceinline__ void product_32(int lane, const Cx<float>* x, const Cx<float>* y, Cx<float>* out) {
   static_assert(LD % 2 == 0, "pairs of entries are stored as one 16-byte access");
