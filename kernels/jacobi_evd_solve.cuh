@@ -669,7 +669,7 @@ template <class S, int NMAX, int C>
 inline constexpr int kRegisterWarmLd = C == 1 ? NMAX + kRegisterRun<S> : NMAX + 1;
 // Where the register solve's warm-start products (A V0, V0^H (A V0), and the Newton-Schulz step's
 // V^H V and V E) run on the tensor cores (tensor_products.cuh) rather than a row a lane: warm
-// batches of 1024 ran 13% faster at complex float 32 (3.55-3.57x -> 4.00-4.01x cuSOLVER back to
+// batches of 1024 ran 13% faster at complex float 32 (3.55-3.57x -> 3.996-4.008x cuSOLVER back to
 // back), orthogonality 1.1e-6 against 8.2e-7 and cuSOLVER's 3.9e-6 (H100,
 // bench/results/2026-12-07-h100-tensor-products.md). Not tried at other types and sizes.
 template <class S, int NMAX, int C>
