@@ -826,37 +826,37 @@ __device__ __forceinline__ SolveInfo solve_in_registers(const Args<S>& args, ind
       tensor::product_32<true, tensor::Precision::split, kLd>(lane, q, p, p);   // B = V0^H P
 #pragma unroll
       for (int j = 0; j < K; ++j) m.a[j] = p[row * kLd + j];
-    } else if constexpr (C == 1) {
-      __syncwarp(mask);
+    } else {
+      if constexpr (C == 1) {
+        __syncwarp(mask);
 #pragma unroll kUnrollProducts
-      for (int j = 0; j < NMAX; ++j) {  // P = A V0, row `row`, in two sums (half the dependent chain)
-        S even = zero, odd = zero;
+        for (int j = 0; j < NMAX; ++j) {  // P = A V0, row `row`, in two sums (half the dependent chain)
+          S even = zero, odd = zero;
 #pragma unroll
-        for (int k = 0; k < NMAX; k += 2) {
-          even += m.a[k] * q[k * kLd + j];
-          odd += m.a[k + 1] * q[(k + 1) * kLd + j];
+          for (int k = 0; k < NMAX; k += 2) {
+            even += m.a[k] * q[k * kLd + j];
+            odd += m.a[k + 1] * q[(k + 1) * kLd + j];
+          }
+          p[row * kLd + j] = even + odd;
         }
-        p[row * kLd + j] = even + odd;
-      }
-    } else {  // the row of A is spread over the groups: through shared memory first
+      } else {  // the row of A is spread over the groups: through shared memory first
 #pragma unroll
-      for (int j = 0; j < K; ++j) p[row * kLd + m.seat_of(j)] = m.a[j];
-      __syncwarp(mask);
+        for (int j = 0; j < K; ++j) p[row * kLd + m.seat_of(j)] = m.a[j];
+        __syncwarp(mask);
 #pragma unroll
-      for (int j = 0; j < K; ++j) {  // P = A V0, the group's part of row `row`, in two sums
-        S even = zero, odd = zero;
+        for (int j = 0; j < K; ++j) {  // P = A V0, the group's part of row `row`, in two sums
+          S even = zero, odd = zero;
 #pragma unroll
-        for (int k = 0; k < NMAX; k += 2) {
-          even += p[row * kLd + k] * q[k * kLd + m.seat_of(j)];
-          odd += p[row * kLd + k + 1] * q[(k + 1) * kLd + m.seat_of(j)];
+          for (int k = 0; k < NMAX; k += 2) {
+            even += p[row * kLd + k] * q[k * kLd + m.seat_of(j)];
+            odd += p[row * kLd + k + 1] * q[(k + 1) * kLd + m.seat_of(j)];
+          }
+          m.a[j] = even + odd;
         }
-        m.a[j] = even + odd;
-      }
-      __syncwarp(mask);
+        __syncwarp(mask);
 #pragma unroll
-      for (int j = 0; j < K; ++j) p[row * kLd + m.seat_of(j)] = m.a[j];
-    }
-    if constexpr (!kRegisterTensorProducts<S, NMAX, C>) {
+        for (int j = 0; j < K; ++j) p[row * kLd + m.seat_of(j)] = m.a[j];
+      }
       __syncwarp(mask);
 #pragma unroll
       for (int j = 0; j < K; ++j) m.a[j] = zero;
