@@ -29,7 +29,9 @@
 //    column update is thread-local, and the tournament's move of the players to their next positions
 //    is one shuffle down and one up per entry.
 //  - Warm start: B = V0^H A V0 and the closing Newton-Schulz step (see jacobi_evd_solve.cuh) are
-//    products of 64 x 64 matrices in shared memory, 16 entries of the result per thread.
+//    products of 64 x 64 matrices in shared memory: on the tensor cores for float data
+//    (tensor::BlockProduct; warm complex float 64 5.6% faster, float 64 unchanged, H100,
+//    bench/results/2026-12-07-h100-block-tensor-products.md), else 16 entries of the result a thread.
 // Shared memory: two 64 x 65 regions (one without a warm start) and small buffers: PairsLayout.
 #pragma once
 
@@ -40,6 +42,7 @@
 #include "eigstream/options.hpp"
 #include "input_scaling.cuh"
 #include "jacobi_evd_solve.cuh"
+#include "tensor_products.cuh"
 #include "thread_group.cuh"
 
 namespace eigstream::kernels::evd {
@@ -58,6 +61,10 @@ constexpr int kLdv = kNmax + 1; // V, V0 and products: lanes reading along a row
 // a few spills; 1 for complex double.
 template <class S>
 inline constexpr int kMinBlocksPerSm = sizeof(S) == 4 ? 4 : sizeof(S) == 8 ? 3 : 1;
+// Whether float data can take the warm start's and the Newton-Schulz step's products on the tensor
+// cores (tensor::BlockProduct).
+template <class S>
+inline constexpr bool kTensorProducts = tensor::kAvailable && (std::is_same_v<S, float> || std::is_same_v<S, Cx<float>>);
 
 }  // namespace pairs
 
@@ -106,9 +113,11 @@ __device__ __forceinline__ void tile_product(const S* X, int ldx, const S* Y, in
 
 // Solves matrix b of `args` (n <= 64) on the 256 threads of a block (tid = threadIdx.x), with `smem`
 // holding PairsLayout<S>::bytes(args.warm_start != nullptr). Returns the matrix's SolveInfo (meaningful
-// in thread 0, which also stores it to args.info).
-template <class S>
+// in thread 0, which also stores it to args.info). TENSOR_PRODUCTS: the products on the tensor cores,
+// where kTensorProducts allows.
+template <class S, bool TENSOR_PRODUCTS = true>
 __device__ SolveInfo solve_in_pairs(const Args<S>& args, index_t b, char* smem, int tid) {
+  constexpr bool kTensor = TENSOR_PRODUCTS && pairs::kTensorProducts<S>;
   using R = real_of<S>;
   using L = PairsLayout<S>;
   using namespace pairs;
@@ -134,6 +143,8 @@ __device__ SolveInfo solve_in_pairs(const Args<S>& args, index_t b, char* smem, 
   if (!scan_input(a, n, n, args.lda, g, tid, exponent)) return write_invalid(args, b, tid, kThreads);
 
   // Pass 2: the scaled lower triangle into A in full Hermitian storage, zero padded; defect and norm.
+  // A warm start's product A V0 on the tensor cores reads A with the products' leading dimension.
+  const int ld_in = warm && kTensor ? kLdv : kLda;
   R defect2 = 0, norm2 = 0;
   for (int idx = tid; idx < kNmax * kNmax; idx += kThreads) {
     const int i = idx % kNmax, j = idx / kNmax;
@@ -142,7 +153,7 @@ __device__ SolveInfo solve_in_pairs(const Args<S>& args, index_t b, char* smem, 
     const S xt = inside ? scale2(a[j + index_t(i) * args.lda], exponent) : zero;
     defect2 += abs2(x - conj(xt));
     norm2 += abs2(x);
-    A[i + j * kLda] = i > j ? x : i == j ? from_real<S>(re(x)) : conj(xt);
+    A[i + j * ld_in] = i > j ? x : i == j ? from_real<S>(re(x)) : conj(xt);
   }
   g.sum2(defect2, norm2);
   if (!(sqrt(defect2) <= args.symmetry_tol * sqrt(norm2))) return write_invalid(args, b, tid, kThreads);
@@ -157,24 +168,36 @@ __device__ SolveInfo solve_in_pairs(const Args<S>& args, index_t b, char* smem, 
       Q[i + j * kLdv] = i < n && j < n ? v0[i + index_t(j) * args.ldw] : from_real<S>(R(i == j ? 1 : 0));
     }
     g.sync();
-    S acc[4][4];
-    tile_product<false>(A, kLda, Q, kLdv, ti, tj, acc);  // P = A V0
-    g.sync();
+    const auto store_p = [&](int i, int j, S x) { A[i + j * kLdv] = x; };
+    const auto store_b = [&](int i, int j, S x) {  // exactly Hermitian: the lower triangle mirrored
+      if (i > j) A[i + j * kLda] = x, A[j + i * kLda] = conj(x);
+      if (i == j) A[i + i * kLda] = from_real<S>(re(x));
+    };
+    if constexpr (kTensor) {
+      tensor::BlockProduct<S, kNmax> product;
+      product.template compute<false, tensor::Precision::split>(warp, lane, A, kLdv, Q, kLdv, kNmax);  // P = A V0
+      g.sync();
+      product.store(warp, lane, kNmax, store_p);
+      g.sync();
+      product.template compute<true, tensor::Precision::split>(warp, lane, Q, kLdv, A, kLdv, kNmax);  // B = V0^H P
+      g.sync();
+      product.store(warp, lane, kNmax, store_b);
+    } else {
+      S acc[4][4];
+      tile_product<false>(A, kLda, Q, kLdv, ti, tj, acc);  // P = A V0
+      g.sync();
 #pragma unroll
-    for (int r = 0; r < 4; ++r)
+      for (int r = 0; r < 4; ++r)
 #pragma unroll
-      for (int c = 0; c < 4; ++c) A[ti + 16 * r + (tj + 16 * c) * kLdv] = acc[r][c];
-    g.sync();
-    tile_product<true>(Q, kLdv, A, kLdv, ti, tj, acc);  // B = V0^H P
-    g.sync();
+        for (int c = 0; c < 4; ++c) store_p(ti + 16 * r, tj + 16 * c, acc[r][c]);
+      g.sync();
+      tile_product<true>(Q, kLdv, A, kLdv, ti, tj, acc);  // B = V0^H P
+      g.sync();
 #pragma unroll
-    for (int r = 0; r < 4; ++r)
+      for (int r = 0; r < 4; ++r)
 #pragma unroll
-      for (int c = 0; c < 4; ++c) {  // exactly Hermitian: the lower triangle mirrored
-        const int i = ti + 16 * r, j = tj + 16 * c;
-        if (i > j) A[i + j * kLda] = acc[r][c], A[j + i * kLda] = conj(acc[r][c]);
-        if (i == j) A[i + i * kLda] = from_real<S>(re(acc[r][c]));
-      }
+        for (int c = 0; c < 4; ++c) store_b(ti + 16 * r, tj + 16 * c, acc[r][c]);
+    }
 #pragma unroll
     for (int r = 0; r < kRows; ++r) {
       vx[r] = Q[warp + 8 * r + lane * kLdv];
@@ -300,23 +323,34 @@ __device__ SolveInfo solve_in_pairs(const Args<S>& args, index_t b, char* smem, 
   }
   g.sync();
   const S* v_out = A;
-  if (warm && args.reorthonormalise) {  // one Newton-Schulz step, V <- V (3I - V^H V) / 2 (jacobi_evd_solve.cuh), into Q
-    S acc[4][4];
-    tile_product<true>(A, kLdv, A, kLdv, ti, tj, acc);  // V^H V
+  if (warm && args.reorthonormalise) {  // one Newton-Schulz step (jacobi_evd_solve.cuh), into Q
+    if constexpr (kTensor) {  // as V - V E / 2, E = V^H V - I
+      tensor::BlockProduct<S, kNmax> product;
+      product.template compute<true, tensor::Precision::split>(warp, lane, A, kLdv, A, kLdv, kNmax);  // V^H V
+      product.store(warp, lane, kNmax, [&](int i, int j, S x) { Q[i + j * kLdv] = i == j ? x - from_real<S>(R(1)) : x; });
+      g.sync();
+      // E is about n eps: one TF32 product gives V E to far below eps.
+      product.template compute<false, tensor::Precision::single>(warp, lane, A, kLdv, Q, kLdv, kNmax);
+      g.sync();
+      product.store(warp, lane, kNmax, [&](int i, int j, S x) { Q[i + j * kLdv] = A[i + j * kLdv] - R(0.5) * x; });
+    } else {  // as V (3I - V^H V) / 2
+      S acc[4][4];
+      tile_product<true>(A, kLdv, A, kLdv, ti, tj, acc);  // V^H V
 #pragma unroll
-    for (int r = 0; r < 4; ++r)
+      for (int r = 0; r < 4; ++r)
 #pragma unroll
-      for (int c = 0; c < 4; ++c) Q[ti + 16 * r + (tj + 16 * c) * kLdv] = acc[r][c];
-    g.sync();
-    tile_product<false>(A, kLdv, Q, kLdv, ti, tj, acc);
-    g.sync();
+        for (int c = 0; c < 4; ++c) Q[ti + 16 * r + (tj + 16 * c) * kLdv] = acc[r][c];
+      g.sync();
+      tile_product<false>(A, kLdv, Q, kLdv, ti, tj, acc);
+      g.sync();
 #pragma unroll
-    for (int r = 0; r < 4; ++r)
+      for (int r = 0; r < 4; ++r)
 #pragma unroll
-      for (int c = 0; c < 4; ++c) {
-        const int i = ti + 16 * r, j = tj + 16 * c;
-        Q[i + j * kLdv] = R(1.5) * A[i + j * kLdv] - R(0.5) * acc[r][c];
-      }
+        for (int c = 0; c < 4; ++c) {
+          const int i = ti + 16 * r, j = tj + 16 * c;
+          Q[i + j * kLdv] = R(1.5) * A[i + j * kLdv] - R(0.5) * acc[r][c];
+        }
+    }
     v_out = Q;
   } else {
     normalise_columns(A, kLdv, n, diag, g, tid);

@@ -648,7 +648,10 @@ __device__ int solve_pairs_claim(const PersistentEvdArgs<T>& args, const EvdItem
   int failures = 0;
   for (int s = 0; s < number; ++s) {
     const Args<S>& one = ones[s];
-    const SolveInfo info = evd::solve_in_pairs<S>(one, 0, work, tid);
+    // Without the tensor-core products: their registers made this shape spill more (complex float: 744
+    // bytes of stores against 120) and its cold items 5-7% slower (H100,
+    // bench/results/2026-12-07-h100-block-tensor-products.md).
+    const SolveInfo info = evd::solve_in_pairs<S, false>(one, 0, work, tid);
     __syncthreads();  // its outputs in staging, and its scratch free for the next
     failures += tid == 0 && (info.invalid_input || !info.converged);
     real_t<T>* values = it.values + (first + s) * it.stride_values;

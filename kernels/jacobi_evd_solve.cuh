@@ -671,7 +671,9 @@ inline constexpr int kRegisterWarmLd = C == 1 ? NMAX + kRegisterRun<S> : NMAX + 
 // V^H V and V E) run on the tensor cores (tensor_products.cuh) rather than a row a lane: warm
 // batches of 1024 ran 13% faster at complex float 32 (3.55-3.57x -> 3.996-4.008x cuSOLVER back to
 // back), orthogonality 1.1e-6 against 8.2e-7 and cuSOLVER's 3.9e-6 (H100,
-// bench/results/2026-12-07-h100-tensor-products.md). Not tried at other types and sizes.
+// bench/results/2026-12-07-h100-tensor-products.md). With no row held in registers across them
+// (spill stores 416 -> 60 bytes), 4.7% more: 4.20-4.21x (H100,
+// bench/results/2026-12-07-h100-block-tensor-products.md). Not tried at other types and sizes.
 template <class S, int NMAX, int C>
 inline constexpr bool kRegisterTensorProducts = tensor::kAvailable && std::is_same_v<S, Cx<float>> && NMAX == 32 && C == 1;
 // The shared memory of a register solve's warm start, in scalars: V0 and the product A V0, each
@@ -824,8 +826,9 @@ __device__ __forceinline__ SolveInfo solve_in_registers(const Args<S>& args, ind
       for (int j = 0; j < K; ++j) p[row * kLd + j] = m.a[j];
       tensor::product_32<false, tensor::Precision::split, kLd>(lane, p, q, p);  // P = A V0
       tensor::product_32<true, tensor::Precision::split, kLd>(lane, q, p, p);   // B = V0^H P
+      // Rows taken back from shared memory, so that none is held in registers across the products.
 #pragma unroll
-      for (int j = 0; j < K; ++j) m.a[j] = p[row * kLd + j];
+      for (int j = 0; j < K; ++j) m.a[j] = p[row * kLd + j], m.v[j] = q[row * kLd + j];
     } else {
       if constexpr (C == 1) {
         __syncwarp(mask);
@@ -938,9 +941,9 @@ __device__ __forceinline__ SolveInfo solve_in_registers(const Args<S>& args, ind
       tensor::product_32<true, tensor::Precision::split, kLd>(lane, p, p, q);  // V^H V
       q[row * kLd + row].re -= R(1);
       // E is about n eps: one TF32 product gives V E to far below eps.
-      tensor::product_32<false, tensor::Precision::single, kLd>(lane, p, q, p);
+      tensor::product_32<false, tensor::Precision::single, kLd>(lane, p, q, q);
 #pragma unroll
-      for (int j = 0; j < K; ++j) m.v[j] = m.v[j] - R(0.5) * p[row * kLd + j];
+      for (int j = 0; j < K; ++j) m.v[j] = p[row * kLd + j] - R(0.5) * q[row * kLd + j];
       __syncwarp(mask);
     } else {
 #pragma unroll
