@@ -64,7 +64,7 @@ inline constexpr int kMinBlocksPerSm = sizeof(S) == 4 ? 4 : sizeof(S) == 8 ? 3 :
 // Whether float data can take the warm start's and the Newton-Schulz step's products on the tensor
 // cores (tensor::BlockProduct).
 template <class S>
-inline constexpr bool kTensorProducts = tensor::kAvailable && (std::is_same_v<S, float> || std::is_same_v<S, Cx<float>>);
+inline constexpr bool kTensorProducts = tensor::kAvailable && tensor::kFloatData<S>;
 
 }  // namespace pairs
 

@@ -37,6 +37,10 @@ inline constexpr bool kAvailable = false;
 inline constexpr bool kAvailable = true;
 #endif
 
+// The data the products take: float or complex float (TF32 inputs, float sums).
+template <class S>
+inline constexpr bool kFloatData = std::is_same_v<S, float> || std::is_same_v<S, Cx<float>>;
+
 enum class Precision { single, split };  // one TF32 product; about float precision (3xTF32)
 
 struct Tf32 {
@@ -68,6 +72,17 @@ __device__ __forceinline__ void mma(float (&d)[4], const Tf32 (&a)[4], const Tf3
     mma(d, a[0].hi, a[1].hi, a[2].hi, a[3].hi, b[0].lo, b[1].lo);
   }
   mma(d, a[0].hi, a[1].hi, a[2].hi, a[3].hi, b[0].hi, b[1].hi);
+}
+
+// (re, im) += (xr + i xi) (yr + i yi) for one tile: re += xr yr - xi yi, im += xr yi + xi yr, with
+// minus_xi = -xi.
+template <Precision P>
+__device__ __forceinline__ void complex_mma(float (&re)[4], float (&im)[4], const Tf32 (&xr)[4], const Tf32 (&xi)[4],
+                                            const Tf32 (&minus_xi)[4], const Tf32 (&yr)[2], const Tf32 (&yi)[2]) {
+  mma<P>(re, xr, yr);
+  mma<P>(re, minus_xi, yi);
+  mma<P>(im, xr, yi);
+  mma<P>(im, xi, yr);
 }
 
 // out = op(x) y, where op(x) is x or, with ADJOINT, x^H: 32 x 32 complex float matrices by rows of
@@ -107,17 +122,11 @@ __device__ __forceinline__ void product_32(int lane, const Cx<float>* x, const C
       for (int mt = 0; mt < 2; ++mt) {
         if constexpr (P == Precision::split) {  // the chunk's sums apart, then added rounding to nearest
           float chunk_re[4] = {}, chunk_im[4] = {};
-          mma<P>(chunk_re, xr[mt], yr);
-          mma<P>(chunk_re, minus_xi[mt], yi);
-          mma<P>(chunk_im, xr[mt], yi);
-          mma<P>(chunk_im, xi[mt], yr);
+          complex_mma<P>(chunk_re, chunk_im, xr[mt], xi[mt], minus_xi[mt], yr, yi);
 #pragma unroll
           for (int c = 0; c < 4; ++c) re[mt][nt][c] += chunk_re[c], im[mt][nt][c] += chunk_im[c];
         } else {
-          mma<P>(re[mt][nt], xr[mt], yr);
-          mma<P>(re[mt][nt], minus_xi[mt], yi);
-          mma<P>(im[mt][nt], xr[mt], yi);
-          mma<P>(im[mt][nt], xi[mt], yr);
+          complex_mma<P>(re[mt][nt], im[mt][nt], xr[mt], xi[mt], minus_xi[mt], yr, yi);
         }
       }
     }
@@ -153,7 +162,7 @@ constexpr int block_product_warps(int nmax) { return nmax / 16 * (nmax / 8) / bl
 
 template <class S, int NMAX>
 struct BlockProduct {
-  static_assert(std::is_same_v<S, float> || std::is_same_v<S, Cx<float>>, "TF32 products are of float data");
+  static_assert(kFloatData<S>, "TF32 products are of float data");
   static_assert(NMAX == 16 || NMAX == 32 || NMAX == 64, "whole tiles of 16 x 8");
   static constexpr int kColTiles = NMAX / 8;
   static constexpr int kTiles = block_product_tiles(NMAX);
@@ -201,14 +210,13 @@ struct BlockProduct {
           if constexpr (kComplex) yi[r] = to_tf32<P>(im(e));
         }
         float chunk[kParts][4] = {};  // the chunk's sums apart, then added rounding to nearest
-        mma<P>(chunk[0], xr, yr);
         if constexpr (kComplex) {
           Tf32 minus_xi[4];
 #pragma unroll
           for (int r = 0; r < 4; ++r) minus_xi[r] = negated(xi[r]);
-          mma<P>(chunk[0], minus_xi, yi);
-          mma<P>(chunk[1], xr, yi);
-          mma<P>(chunk[1], xi, yr);
+          complex_mma<P>(chunk[0], chunk[1], xr, xi, minus_xi, yr, yi);
+        } else {
+          mma<P>(chunk[0], xr, yr);
         }
 #pragma unroll
         for (int q = 0; q < kParts; ++q)
