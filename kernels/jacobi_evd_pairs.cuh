@@ -31,7 +31,9 @@
 //  - Warm start: B = V0^H A V0 and the closing Newton-Schulz step (see jacobi_evd_solve.cuh) are
 //    products of 64 x 64 matrices in shared memory: on the tensor cores for float data
 //    (tensor::BlockProduct; warm complex float 64 5.6% faster, float 64 unchanged, H100,
-//    bench/results/2026-12-07-h100-block-tensor-products.md), else 16 entries of the result a thread.
+//    bench/results/2026-12-07-h100-block-tensor-products.md, and complex float 5.4% more without
+//    the guards of a general size, bench/results/2026-12-07-h100-block-product-64.md), else 16
+//    entries of the result a thread.
 // Shared memory: two 64 x 65 regions (one without a warm start) and small buffers: PairsLayout.
 #pragma once
 
@@ -174,14 +176,14 @@ __device__ SolveInfo solve_in_pairs(const Args<S>& args, index_t b, char* smem, 
       if (i == j) A[i + i * kLda] = from_real<S>(re(x));
     };
     if constexpr (kTensor) {
-      tensor::BlockProduct<S, kNmax> product;
-      product.template compute<false, tensor::Precision::split>(warp, lane, A, kLdv, Q, kLdv, kNmax);  // P = A V0
+      tensor::BlockProduct<S> product;
+      product.template compute<false, tensor::Precision::split>(warp, lane, A, kLdv, Q, kLdv);  // P = A V0
       g.sync();
-      product.store(warp, lane, kNmax, store_p);
+      product.store(warp, lane, store_p);
       g.sync();
-      product.template compute<true, tensor::Precision::split>(warp, lane, Q, kLdv, A, kLdv, kNmax);  // B = V0^H P
+      product.template compute<true, tensor::Precision::split>(warp, lane, Q, kLdv, A, kLdv);  // B = V0^H P
       g.sync();
-      product.store(warp, lane, kNmax, store_b);
+      product.store(warp, lane, store_b);
     } else {
       S acc[4][4];
       tile_product<false>(A, kLda, Q, kLdv, ti, tj, acc);  // P = A V0
@@ -325,14 +327,14 @@ __device__ SolveInfo solve_in_pairs(const Args<S>& args, index_t b, char* smem, 
   const S* v_out = A;
   if (warm && args.reorthonormalise) {  // one Newton-Schulz step (jacobi_evd_solve.cuh), into Q
     if constexpr (kTensor) {  // as V - V E / 2, E = V^H V - I
-      tensor::BlockProduct<S, kNmax> product;
-      product.template compute<true, tensor::Precision::split>(warp, lane, A, kLdv, A, kLdv, kNmax);  // V^H V
-      product.store(warp, lane, kNmax, [&](int i, int j, S x) { Q[i + j * kLdv] = i == j ? x - from_real<S>(R(1)) : x; });
+      tensor::BlockProduct<S> product;
+      product.template compute<true, tensor::Precision::split>(warp, lane, A, kLdv, A, kLdv);  // V^H V
+      product.store(warp, lane, [&](int i, int j, S x) { Q[i + j * kLdv] = i == j ? x - from_real<S>(R(1)) : x; });
       g.sync();
       // E is about n eps: one TF32 product gives V E to far below eps.
-      product.template compute<false, tensor::Precision::single>(warp, lane, A, kLdv, Q, kLdv, kNmax);
+      product.template compute<false, tensor::Precision::single>(warp, lane, A, kLdv, Q, kLdv);
       g.sync();
-      product.store(warp, lane, kNmax, [&](int i, int j, S x) { Q[i + j * kLdv] = A[i + j * kLdv] - R(0.5) * x; });
+      product.store(warp, lane, [&](int i, int j, S x) { Q[i + j * kLdv] = A[i + j * kLdv] - R(0.5) * x; });
     } else {  // as V (3I - V^H V) / 2
       S acc[4][4];
       tile_product<true>(A, kLdv, A, kLdv, ti, tj, acc);  // V^H V

@@ -1,7 +1,7 @@
 // Products of matrices in shared memory on the tensor cores (mma.sync m16n8k8, TF32 inputs, float
 // accumulators): 32 x 32 complex float by one warp, for the register solve's warm starts
-// (product_32), and up to 64 x 64 float or complex float by the warps of a block, for the pairs
-// solve's warm starts (BlockProduct).
+// (product_32), and 64 x 64 float or complex float by the warps of a block, for the pairs solve's
+// warm starts and Newton-Schulz step (BlockProduct).
 //
 // A TF32 value keeps 11 significant bits. To about float precision, each input x is split into
 // hi = tf32(x) and lo = tf32(x - hi), within 2^-22 |x| of x, and a product a b is taken as
@@ -144,45 +144,39 @@ __device__ __forceinline__ void product_32(int lane, const Cx<float>* x, const C
   __syncwarp();
 }
 
-// The n x n product op(X) Y (n <= NMAX, NMAX = 16, 32 or 64) of float or complex float matrices stored
-// by columns in shared memory, op(X) = X^H when ADJOINT, else X, by the first kWarps warps of a block
-// (the others do nothing). Each warp takes kTiles tiles of 16 x 8 side by side: at NMAX = 64, warp w
-// takes rows 16 (w / 2) .. + 15 and columns 32 (w % 2) .. + 31. compute() leaves the result in
-// registers and store() hands each entry (i, j < n) to the caller, so that the block can synchronise
-// between the two when the result goes over an input. Terms k >= n are taken as zero.
-// NMAX = 16 and 32 were for solve_in_shared's warm starts, which did not gain from them (latency
-// within 1-2 us either way, orthogonality 8.3e-7 to 1.2e-6 at n = 32; H100,
-// bench/results/2026-12-07-h100-block-tensor-products.md); the pairs solve takes NMAX = 64.
+// The 64 x 64 product op(X) Y of float or complex float matrices stored by columns in shared memory,
+// op(X) = X^H when ADJOINT, else X, by the first 8 warps of a block (any others do nothing): warp w
+// takes the 4 tiles of 16 x 8 side by side at rows 16 (w / 2) .. + 15 and columns 32 (w % 2) .. + 31.
+// compute() leaves the result in registers and store() hands each entry to the caller, so that the
+// block can synchronise between the two when the result goes over an input. The pairs solve's
+// products; a smaller matrix is zero-padded to 64 there. (The same products at 16 and 32 for
+// solve_in_shared's warm starts did not gain: latency within 1-2 us either way, orthogonality 8.3e-7
+// to 1.2e-6 at n = 32; H100, bench/results/2026-12-07-h100-block-tensor-products.md.)
 //
 // The terms of an entry are summed in any order, so each chunk of 8 takes k at a stride (kStride):
 // with a leading dimension of 1 mod 32 (the pairs solve's 65), the 32 lanes of a fragment's load then
 // fall in distinct banks (float: g + 8 t) or distinct 8-byte slots of each half warp (complex: g + 4 t).
-constexpr int block_product_tiles(int nmax) { return nmax == 64 ? 4 : 1; }  // a warp's
-constexpr int block_product_warps(int nmax) { return nmax / 16 * (nmax / 8) / block_product_tiles(nmax); }
-
-template <class S, int NMAX>
+template <class S>
 struct BlockProduct {
   static_assert(kFloatData<S>, "TF32 products are of float data");
-  static_assert(NMAX == 16 || NMAX == 32 || NMAX == 64, "whole tiles of 16 x 8");
-  static constexpr int kColTiles = NMAX / 8;
-  static constexpr int kTiles = block_product_tiles(NMAX);
-  static constexpr int kWarps = block_product_warps(NMAX);
+  static constexpr int kN = 64;
+  static constexpr int kWarps = 8;
+  static constexpr int kTiles = 4;  // a warp's
   static constexpr bool kComplex = std::is_same_v<S, Cx<float>>;
   static constexpr int kParts = kComplex ? 2 : 1;  // real and imaginary accumulators
-  static constexpr int kStride = (kComplex ? 4 : 8) < NMAX / 8 ? (kComplex ? 4 : 8) : NMAX / 8;
+  static constexpr int kStride = kComplex ? 4 : 8;
   float acc[kParts][kTiles][4];
 
-  // Term kappa (0-7) of chunk c (0 to NMAX / 8 - 1): every k below NMAX once.
+  // Term kappa (0-7) of chunk c (0-7): every k below 64 once.
   __device__ __forceinline__ static int term(int c, int kappa) { return c % kStride + kStride * kappa + 8 * kStride * (c / kStride); }
-  __device__ __forceinline__ static int first_row(int warp) { return 16 * (warp * kTiles / kColTiles); }
-  __device__ __forceinline__ static int first_col(int warp) { return 8 * (warp * kTiles % kColTiles); }
+  __device__ __forceinline__ static int first_row(int warp) { return 16 * (warp / 2); }
+  __device__ __forceinline__ static int first_col(int warp) { return 32 * (warp % 2); }
 
   template <bool ADJOINT, Precision P>
-  __device__ __forceinline__ void compute(int warp, int lane, const S* x, int ldx, const S* y, int ldy, int n) {
+  __device__ __forceinline__ void compute(int warp, int lane, const S* x, int ldx, const S* y, int ldy) {
     if (warp >= kWarps) return;
     const int g = lane / 4, t = lane % 4;
     const int row0 = first_row(warp), col0 = first_col(warp);
-    const S zero{};
 #pragma unroll
     for (int q = 0; q < kParts; ++q)
 #pragma unroll
@@ -190,12 +184,12 @@ struct BlockProduct {
 #pragma unroll
         for (int e = 0; e < 4; ++e) acc[q][nt][e] = 0.0f;
 #pragma unroll 1
-    for (int c = 0; c < NMAX / 8; ++c) {
+    for (int c = 0; c < kN / 8; ++c) {
       Tf32 xr[4], xi[4];
 #pragma unroll
       for (int r = 0; r < 4; ++r) {
         const int i = row0 + g + 8 * (r % 2), k = term(c, t + 4 * (r / 2));
-        const S e = k >= n ? zero : ADJOINT ? conj(x[k + i * ldx]) : x[i + k * ldx];
+        const S e = ADJOINT ? conj(x[k + i * ldx]) : x[i + k * ldx];
         xr[r] = to_tf32<P>(re(e));
         if constexpr (kComplex) xi[r] = to_tf32<P>(im(e));
       }
@@ -205,7 +199,7 @@ struct BlockProduct {
 #pragma unroll
         for (int r = 0; r < 2; ++r) {
           const int k = term(c, t + 4 * r);
-          const S e = k >= n ? zero : y[k + (col0 + 8 * nt + g) * ldy];
+          const S e = y[k + (col0 + 8 * nt + g) * ldy];
           yr[r] = to_tf32<P>(re(e));
           if constexpr (kComplex) yi[r] = to_tf32<P>(im(e));
         }
@@ -226,9 +220,9 @@ struct BlockProduct {
     }
   }
 
-  // store(i, j, value) for each entry of the result (i, j < n) that this lane holds.
+  // store(i, j, value) for each entry of the result that this lane holds.
   template <class Store>
-  __device__ __forceinline__ void store(int warp, int lane, int n, Store store) const {
+  __device__ __forceinline__ void store(int warp, int lane, Store store) const {
     if (warp >= kWarps) return;
     const int g = lane / 4, t = lane % 4;
     const int row0 = first_row(warp), col0 = first_col(warp);
@@ -237,7 +231,6 @@ struct BlockProduct {
 #pragma unroll
       for (int e = 0; e < 4; ++e) {  // c0 (g, 2t), c1 (g, 2t + 1), c2 (g + 8, 2t), c3 (g + 8, 2t + 1)
         const int i = row0 + g + 8 * (e / 2), j = col0 + 8 * nt + 2 * t + e % 2;
-        if (i >= n || j >= n) continue;
         if constexpr (kComplex)
           store(i, j, S{acc[0][nt][e], acc[1][nt][e]});
         else
