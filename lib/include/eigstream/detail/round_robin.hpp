@@ -31,8 +31,10 @@ EIGSTREAM_HD Pair round_robin_pair(int k, int step, int m) {
 
 // The player in a seat at the next step, from the one there now: the players in seats 2 .. m - 1 move
 // one seat down and the one in seat 1 moves to seat m - 1, so each player index but 0 goes up by one,
-// from m - 1 back to 1.
-EIGSTREAM_HD int next_player(int player, int m) { return player == 0 ? 0 : player == m - 1 ? 1 : player + 1; }
+// from m - 1 back to 1. next_moving_player is the same for a seat other than 0, which never holds
+// player 0.
+EIGSTREAM_HD int next_moving_player(int player, int m) { return player == m - 1 ? 1 : player + 1; }
+EIGSTREAM_HD int next_player(int player, int m) { return player == 0 ? 0 : next_moving_player(player, m); }
 
 // A pair of the next step whose off-diagonal entry lies in this step's block of pairs (k, l), k < l
 // (the rows of pair k, the columns of pair l).
