@@ -2,7 +2,6 @@
 """bench/ptx_entries.py on small PTX files: which definitions match which build's (the per-file
 hashes of anonymous namespaces set aside), declarations skipped, and a clear error for a file that
 is not PTX."""
-import os
 import sys
 import tempfile
 
@@ -52,10 +51,7 @@ def ptx(file_hash, kernel_a_body, kernel_b_body):
 
 with tempfile.TemporaryDirectory() as d:
     def write(name, text):
-        path = os.path.join(d, name)
-        with open(path, "w") as f:
-            f.write(text)
-        return path
+        return check.write(d, name, text)
 
     new = write("new.ptx", ptx("1f49d371", "add.s32 %r1, %r1, 1;", "mul.lo.s32 %r3, %r3, 3;"))
     base = write("base.ptx", ptx("4a360278", "add.s32 %r1, %r1, 1;", "mul.lo.s32 %r3, %r3, 2;"))
@@ -89,9 +85,6 @@ with tempfile.TemporaryDirectory() as d:
     result = run(f"new={new}", f"cut={cut}")
     expect(result.returncode == 1 and "closing brace" in result.stderr, f"a truncated file: {result.stderr}")
 
-    result = run("--help")
-    expect(result.returncode == 0 and "LABEL=FILE" in result.stdout, "--help")
-    result = run(new)
-    expect(result.returncode == 2, "a candidate alone is a usage error")
+    check.expect_help_and_usage_error("LABEL=FILE", new)  # a candidate alone
 
 check.finish()
