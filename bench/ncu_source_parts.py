@@ -98,7 +98,8 @@ def main(argv):
         if not addresses:
             sys.exit(f"part '{name}': no SASS instruction comes from {file}:{first}-{last}")
         spans.append((name, min(addresses), max(addresses)))
-    for (n1, lo1, hi1), (n2, lo2, hi2) in zip(sorted(spans, key=lambda s: s[1]), sorted(spans, key=lambda s: s[1])[1:]):
+    ordered = sorted(spans, key=lambda s: s[1])
+    for (n1, _, hi1), (n2, lo2, _) in zip(ordered, ordered[1:]):
         if lo2 <= hi1:
             sys.exit(f"parts '{n1}' and '{n2}' overlap in their SASS addresses; give lines that do not interleave")
 
@@ -109,14 +110,14 @@ def main(argv):
     reasons = collections.defaultdict(collections.Counter)
     opcodes = collections.defaultdict(collections.Counter)
     for address, text, m in sass:
-        part = part_of(address)
-        executed[part] += number(m.get(EXECUTED, "0"))
+        part, count = part_of(address), number(m.get(EXECUTED, "0"))
+        executed[part] += count
         samples[part] += number(m.get(SAMPLES, "0"))
         for s in stalls:
             reasons[part][s[len("stall_"):]] += number(m[s])
         words = text.split()
         op = words[1] if words and words[0].startswith("@") and len(words) > 1 else (words[0] if words else "?")
-        opcodes[part][op.split(".")[0]] += number(m.get(EXECUTED, "0"))
+        opcodes[part][op.split(".")[0]] += count
     total_executed, total_samples = sum(executed.values()) or 1.0, sum(samples.values()) or 1.0
     scale = f" / {per:g}" if per != 1.0 else ""
     print(f"instructions executed{scale}: {sum(executed.values()) / per:.0f}; stall samples: {sum(samples.values()):.0f}")
