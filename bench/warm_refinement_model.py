@@ -44,6 +44,10 @@ EPS = float(np.finfo(np.float32).eps)
 
 
 def stream(n, snapshots, cplx, steps, rng):
+    """eigbench's streams: its warm case (L = n) starts from a covariance of n snapshots, its latency
+    case (L = 8) from one of 4n. (Before session 42 every stream here started from 4n; at n = 64 the
+    warm stream then never took a third sweep, where eigbench's takes one in about a quarter of its
+    solves: bench/results/2026-12-07-h100-follow-off-in-last-sweep.md.)"""
     m = rng.standard_normal((n, n)) * 0.85 ** np.arange(n)[None, :]
     if cplx:
         m = m + 1j * rng.standard_normal((n, n)) * 0.85 ** np.arange(n)[None, :]
@@ -53,7 +57,7 @@ def stream(n, snapshots, cplx, steps, rng):
         x = m @ z
         return x @ x.conj().T / count
 
-    a = block(4 * n)
+    a = block(n if snapshots == n else 4 * n)
     out = []
     for _ in range(steps):
         a = 0.95 * a + 0.05 * block(snapshots)
