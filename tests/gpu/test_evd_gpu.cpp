@@ -152,8 +152,8 @@ TEMPLATE_TEST_CASE("gpu evd: warm start from a 1% perturbed matrix takes <= 3 sw
 // block solves' warm starts, and the register solve's at complex float 8) stop part way through it,
 // each matrix of the batch at a step of its own, two to a warp at n <= 8; so does the pairs solve
 // (n = 64), which follows off(A) through a sweep that starts within target / sqrt(8 eps). The
-// results must be as accurate as from whole sweeps. An odd count leaves the last warp (n <= 8) and block (n <= 4) of
-// the register kernel part empty.
+// results must be as accurate as from whole sweeps. An odd count leaves the last warp (n <= 8) and
+// block (n <= 4) of the register kernel part empty.
 TEMPLATE_TEST_CASE("gpu evd: warm starts that stop part way through a sweep", "[gpu]", float, double,
                    std::complex<float>, std::complex<double>) {
   using T = TestType;
