@@ -8,6 +8,7 @@
 #include <cerrno>
 #include <cmath>
 #include <cstring>
+#include <limits>
 #include <utility>
 
 namespace eigstream::streaming {
@@ -146,6 +147,11 @@ void KltWriter::write_basis(const std::complex<float>* basis, std::uint32_t k) {
 void KltWriter::write_block(std::uint64_t first_sample, std::uint32_t snapshots,
                             std::vector<std::complex<float>>& coefficients) {
   if (components_ == 0) throw Error(ErrorCode::invalid_argument, "KLT container " + path_ + ": a block before any basis");
+  if (first_sample < next_sample_ || first_sample > std::numeric_limits<std::uint64_t>::max() - snapshots)
+    throw Error(ErrorCode::invalid_argument, "KLT container " + path_ + ": a block of samples " +
+                                                 std::to_string(first_sample) + " to " + std::to_string(first_sample) +
+                                                 " + " + std::to_string(snapshots) + " after the end of the last (" +
+                                                 std::to_string(next_sample_) + "): blocks must be in order");
   if (coefficients.size() != std::size_t(components_) * snapshots)
     throw Error(ErrorCode::invalid_argument, "KLT container " + path_ + ": block at sample " +
                                                  std::to_string(first_sample) + " has " +
@@ -172,6 +178,7 @@ void KltWriter::write_block(std::uint64_t first_sample, std::uint32_t snapshots,
     }
   }
   write_record("COEF", payload_);
+  next_sample_ = first_sample + snapshots;
   totals_.samples += snapshots;
   ++totals_.blocks;
 }
@@ -258,6 +265,7 @@ bool KltReader::next(KltBlock& block, std::vector<std::complex<float>>& basis, b
       for (auto& x : basis_) {
         const float re = f.f32();
         x = {re, f.f32()};
+        if (!std::isfinite(x.real()) || !std::isfinite(x.imag())) bad(start, "basis record holds NaN or Inf");
       }
       components_ = k;
       ++read_.basis_updates;
@@ -285,6 +293,9 @@ bool KltReader::next(KltBlock& block, std::vector<std::complex<float>>& basis, b
     if (block.first_sample < next_sample_)
       bad(start, "block starts at sample " + std::to_string(block.first_sample) + ", before the end of the last one (" +
                      std::to_string(next_sample_) + ")");
+    if (block.first_sample > std::numeric_limits<std::uint64_t>::max() - block.snapshots)
+      bad(start, "block of samples " + std::to_string(block.first_sample) + " + " + std::to_string(block.snapshots) +
+                     " runs past the last sample number 2^64 - 1");
     const std::size_t count = std::size_t(block.components) * block.snapshots;
     const bool int16 = header_.coefficients == CoefficientFormat::int16;
     if (f.left() != (int16 ? 4 + count * 4 : count * 8)) bad(start, "block record size does not match its shape");
@@ -300,6 +311,7 @@ bool KltReader::next(KltBlock& block, std::vector<std::complex<float>>& basis, b
       for (auto& x : block.coefficients) {
         const float re = f.f32();
         x = {re, f.f32()};
+        if (!std::isfinite(x.real()) || !std::isfinite(x.imag())) bad(start, "block record holds NaN or Inf");
       }
     }
     read_.samples += block.snapshots;

@@ -63,6 +63,10 @@ struct UdpSampleReader::Impl {
                                                    " (header and one sample) and " + std::to_string(max_udp_payload) +
                                                    ", not " + std::to_string(o.max_datagram_bytes));
     }
+    if (o.max_gap_datagrams > std::uint64_t{1} << 32) {  // lost samples: at most 2^32 x max_udp_payload
+      throw Error(ErrorCode::invalid_argument,
+                  "UDP max_gap_datagrams must be at most 2^32, not " + std::to_string(o.max_gap_datagrams));
+    }
     const sockaddr_in address = ipv4_address(o.address, o.port);
     fd = udp_socket();
     // Best effort: a larger receive buffer rides out a slow consumer for longer.
@@ -91,12 +95,12 @@ struct UdpSampleReader::Impl {
     if (options.seqnum_header) {
       std::uint64_t seqnum;
       std::memcpy(&seqnum, datagram.data(), seqnum_bytes);
-      if (have_seqnum && seqnum > next_seqnum) {
-        const std::uint64_t missing = seqnum - next_seqnum;
-        const std::uint64_t limit = std::numeric_limits<std::uint64_t>::max() / samples;
-        const std::uint64_t lost = missing > limit ? std::numeric_limits<std::uint64_t>::max() : missing * samples;
+      if (have_seqnum && seqnum > next_seqnum && seqnum - next_seqnum <= options.max_gap_datagrams) {
+        const std::uint64_t lost = (seqnum - next_seqnum) * samples;  // < 2^48: max_gap_datagrams <= 2^32
         pending_lost += lost;
         AtomicCounters::add(counters.lost_samples, lost);
+      } else if (have_seqnum && seqnum > next_seqnum) {
+        AtomicCounters::add(resyncs, 1);
       } else if (have_seqnum && seqnum < next_seqnum) {
         if (next_seqnum - seqnum <= options.reorder_window) {
           AtomicCounters::add(out_of_order, 1);

@@ -125,6 +125,35 @@ TEST_CASE("udp: a sender that restarts its numbering is followed without a loss"
   CHECK(reader.counters().lost_samples == 0);
 }
 
+TEST_CASE("udp: a number far ahead is a resync, not a loss", "[udp]") {
+  // A corrupt or restarted number far ahead would otherwise stand for that many lost datagrams,
+  // each a block of zeros downstream; 2^64 - 1 would overflow the sample count.
+  const auto samples = random_samples(5 * per_datagram, 1, SampleFormat::cf32_le, 34);
+  UdpReaderOptions options;
+  options.seqnum_header = true;
+  options.max_gap_datagrams = 100;
+  UdpSampleReader reader(options);
+  RawSocket sender(SOCK_DGRAM);
+  for (const Bytes& d : {datagram(1, samples, 1, 0, 5), datagram(102, samples, 1, 5, 5),  // 100 missing: a gap
+                         datagram(204, samples, 1, 10, 5),                                // 101 ahead: a resync
+                         datagram(~std::uint64_t{0}, samples, 1, 15, 5), datagram(0, samples, 1, 20, 5), Bytes{}}) {
+    send_datagram(sender, reader.port(), d);
+  }
+  const Delivery got = read_until_end(reader, 100);
+  CHECK(same_samples(got.samples, samples));
+  using Gap = std::pair<std::size_t, std::uint64_t>;
+  CHECK(got.gaps == std::vector<Gap>{{5, 500}});
+  CHECK(reader.counters().lost_samples == 500);
+  CHECK(reader.resyncs() == 2);  // to 204, and to 2^64 - 1; 0 then follows it (the number wraps)
+}
+
+TEST_CASE("udp: the reader refuses a gap bound it cannot count in", "[udp]") {
+  UdpReaderOptions options;
+  options.seqnum_header = true;
+  options.max_gap_datagrams = (std::uint64_t{1} << 32) + 1;
+  CHECK_THROWS_WITH(UdpSampleReader(options), Catch::Contains("max_gap_datagrams"));
+}
+
 TEST_CASE("udp: the writer's datagrams read back bit-exactly, with or without sequence numbers", "[udp]") {
   const SampleFormat format = GENERATE(SampleFormat::cf32_le, SampleFormat::ci16_le);
   const bool seqnum = GENERATE(false, true);

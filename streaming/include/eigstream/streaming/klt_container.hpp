@@ -59,7 +59,8 @@ class KltWriter {
   // A new basis (channels x k, column-major), in force for the blocks written after it.
   void write_basis(const std::complex<float>* basis, std::uint32_t k);
   // Quantises (int16) and writes block `coefficients` (k x snapshots, k of the basis in force), and
-  // replaces them with what a reader will get back.
+  // replaces them with what a reader will get back. Error(invalid_argument) for a block that starts
+  // before the end of the last one, or runs past sample 2^64 - 1.
   void write_block(std::uint64_t first_sample, std::uint32_t snapshots, std::vector<std::complex<float>>& coefficients);
   // Writes the end record, closes and renames the file.
   void finish();
@@ -75,6 +76,7 @@ class KltWriter {
   std::FILE* file_ = nullptr;
   std::uint64_t bytes_ = 0;
   std::uint32_t components_ = 0;  // of the basis in force
+  std::uint64_t next_sample_ = 0;  // the end of the last block: the next may not start before it
   KltTotals totals_;
   std::vector<unsigned char> payload_;
 };

@@ -7,11 +7,13 @@
 // - shorter than the header plus one sample, longer than max_datagram_bytes, or a payload that is
 //   not a whole number of samples: malformed, counted in ReaderCounters::malformed, skipped;
 // - with sequence numbers: the first datagram received sets the expected number. A datagram ahead
-//   of it is a gap: (missing datagrams) x (its own sample count) samples are counted as lost and
-//   reported in ReadResult::lost_before of the read that delivers its samples. A datagram behind it
-//   by at most reorder_window arrived late or twice: its place in the stream has passed, so it is
-//   skipped and counted in out_of_order(). One further behind means the sender restarted its
-//   numbering: the reader follows the new numbering, counts it in resyncs(), and reports no loss.
+//   of it by at most max_gap_datagrams is a gap: (missing datagrams) x (its own sample count)
+//   samples are counted as lost and reported in ReadResult::lost_before of the read that delivers
+//   its samples. A datagram behind it by at most reorder_window arrived late or twice: its place in
+//   the stream has passed, so it is skipped and counted in out_of_order(). One further behind, or
+//   further ahead than max_gap_datagrams (a sender that restarted its numbering, or a corrupt
+//   number), is a resync: the reader follows the new numbering, counts it in resyncs(), and
+//   reports no loss (a reported loss becomes that many samples of zeros downstream).
 #pragma once
 
 #include <cstdint>
@@ -35,6 +37,7 @@ struct UdpReaderOptions {
   std::size_t max_datagram_bytes = 9000;  // at most max_udp_payload
   bool end_on_empty = true;
   std::uint64_t reorder_window = 64;   // datagrams
+  std::uint64_t max_gap_datagrams = 65536;  // the largest jump ahead taken as lost datagrams
   int receive_buffer_bytes = 4 << 20;  // SO_RCVBUF asked for (the kernel may grant less)
   int idle_timeout_ms = -1;            // end the stream after this long without a datagram; < 0: never
 };
