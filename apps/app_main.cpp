@@ -1,12 +1,48 @@
 // The stream apps' command-line and error handling, and their summaries (app_main.hpp).
 #include "app_main.hpp"
 
+#include <cmath>
+#include <cstdlib>
 #include <fstream>
 #include <iostream>
 
 #include "eigstream/error.hpp"
 
 namespace eigstream::apps {
+namespace {
+
+// Every number that an option of floating type (CLI11's type name "FLOAT") was given is finite: CLI11's range
+// checks let NaN through, as every comparison with it is false.
+void check_finite(const CLI::App& app) {
+  for (const CLI::Option* option : app.get_options())
+    if (option->get_type_name().rfind("FLOAT", 0) == 0)  // "FLOAT", or "FLOAT:" and a check's text
+      for (const std::string& value : option->results())
+        if (!std::isfinite(std::strtod(value.c_str(), nullptr)))
+          throw CLI::ValidationError(option->get_name() + ": " + value + " is not a finite number");
+  for (const CLI::App* sub : app.get_subcommands()) check_finite(*sub);
+}
+
+// A check that `value` reads as a number for which `holds` is true; else "Value V is not WHAT".
+CLI::Validator number_check(bool (*holds)(double), const std::string& what, const std::string& name) {
+  return CLI::Validator(
+      [holds, what](std::string& value) -> std::string {
+        char* end = nullptr;
+        const double x = std::strtod(value.c_str(), &end);
+        if (end == value.c_str() || *end != '\0' || !holds(x)) return "Value " + value + " is not " + what;
+        return "";
+      },
+      "", name);
+}
+
+}  // namespace
+
+CLI::Validator positive() {
+  return number_check([](double x) { return x > 0; }, "a number > 0", "POSITIVE");
+}
+
+CLI::Validator non_negative() {
+  return number_check([](double x) { return x >= 0; }, "a number >= 0", "NONNEGATIVE");
+}
 
 int run_app(CLI::App& app, int argc, char** argv, const std::function<int()>& body) {
   const std::string name = app.get_name();
@@ -15,6 +51,7 @@ int run_app(CLI::App& app, int argc, char** argv, const std::function<int()>& bo
   });
   try {
     app.parse(argc, argv);
+    check_finite(app);
   } catch (const CLI::ParseError& e) {
     return app.exit(e) == 0 ? exit_ok : exit_bad_input;
   }

@@ -57,11 +57,14 @@ eigstream::ArrayGeometry geometry_of(const Settings& s, const eigstream::apps::I
     for (const std::string& text : s.positions) {
       const std::size_t colon = text.find(':');
       try {
-        std::size_t used = 0;
-        const double x = std::stod(text.substr(0, colon), &used);
-        const double y = colon == std::string::npos ? 0.0 : std::stod(text.substr(colon + 1));
-        if (colon == std::string::npos && used != text.size()) throw std::invalid_argument(text);
-        p.push_back({x, y});
+        // The whole of each part a finite number (std::stod reads "0.5x" as 0.5, and "nan").
+        const auto number = [](const std::string& part) {
+          std::size_t used = 0;
+          const double v = std::stod(part, &used);
+          if (used != part.size() || !std::isfinite(v)) throw std::invalid_argument(part);
+          return v;
+        };
+        p.push_back({number(text.substr(0, colon)), colon == std::string::npos ? 0.0 : number(text.substr(colon + 1))});
       } catch (const std::exception&) {
         bad("--position " + text + ": expected X:Y in wavelengths, for example 0.5:0");
       }
@@ -113,6 +116,8 @@ std::string plot(const Settings& s, const std::vector<double>& angles, const std
 
 int run(const Settings& s) {
   eigstream::apps::Input input = eigstream::apps::open_input(s.input);
+  eigstream::apps::refuse_input_as_output(input, "--json", s.json);
+  eigstream::apps::refuse_input_as_output(input, "--plot", s.plot);
   const std::size_t channels = input.reader->channels();
   const eigstream::ArrayGeometry geometry = geometry_of(s, input, channels);
   if (std::size_t(geometry.elements()) != channels)
@@ -184,8 +189,10 @@ int run(const Settings& s) {
   nlohmann::json summary = {{"summary", true}, {"blocks", blocks}, {"skipped_blocks", skipped},
                             {"elements", channels}, {"block_samples", s.block}, {"seconds", seconds},
                             {"backend", eigstream::to_string(decompose.backend())}};
-  for (const auto& st : pipeline.stats())
+  for (const auto& st : pipeline.stats()) {
     if (st.malformed > 0) summary["malformed_" + st.name] = st.malformed;
+    if (st.lost_samples > 0) summary["lost_samples"] = st.lost_samples;  // the source's: sequence gaps
+  }
   if (!truth.empty()) {
     summary["truth_deg"] = truth;
     summary["scored_blocks"] = score.scored_blocks;
@@ -226,9 +233,9 @@ int main(int argc, char** argv) {
       "  siggen array --elements 8 --source -20:10 --source 35:10 --samples 20000 --sigmf doa\n"
       "  beamform --in doa.sigmf-meta --sources 2 --no-powers\n");
   eigstream::apps::add_input_flags(app, s.input);
-  auto* elements = app.add_option("--elements", s.elements, "A uniform linear array of N elements")->check(CLI::PositiveNumber);
+  auto* elements = app.add_option("--elements", s.elements, "A uniform linear array of N elements")->check(eigstream::apps::positive());
   app.add_option("--spacing", s.spacing, "Element spacing of the uniform linear array, in wavelengths")
-      ->check(CLI::PositiveNumber)
+      ->check(eigstream::apps::positive())
       ->capture_default_str();
   app.add_option("--position", s.positions, "An element at X:Y wavelengths (repeat for each element)")
       ->type_name("X:Y")
@@ -236,7 +243,7 @@ int main(int argc, char** argv) {
   app.add_option("--block", s.block, "Samples (snapshots) per block")->check(CLI::Range(std::size_t(2), std::size_t(1) << 20))->capture_default_str();
   app.add_option("--lambda", s.lambda, "Forget the covariance exponentially with this factor in (0, 1) (default: each block alone)")
       ->check(CLI::Range(std::numeric_limits<double>::min(), 1.0 - std::numeric_limits<double>::epsilon()));
-  app.add_option("--sources", s.sources, "K, the number of sources (default: estimated by MDL per block)")->check(CLI::PositiveNumber);
+  app.add_option("--sources", s.sources, "K, the number of sources (default: estimated by MDL per block)")->check(eigstream::apps::positive());
   app.add_option("--grid-step", s.grid_step, "Step of the angle grid in degrees")->check(CLI::Range(1e-3, 90.0))->capture_default_str();
   app.add_option("--truth", s.truth, "True source angles in degrees, for the summary's DOA error")->delimiter(',');
   app.add_flag("!--no-powers", s.powers, "Leave the MVDR beam powers out of the per-block lines");

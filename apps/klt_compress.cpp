@@ -27,6 +27,7 @@
 #include "eigstream/streaming/streaming.hpp"
 #include "app_main.hpp"
 #include "gnuplot.hpp"
+#include "pending_output.hpp"
 #include "stream_input.hpp"
 
 namespace {
@@ -78,7 +79,7 @@ class Compressor {
         rule_(s.components > 0 ? eigstream::ComponentRule::fixed(s.components)
                                : eigstream::ComponentRule::energy(s.energy)) {
     if (!s.reconstructed.empty())
-      reconstructed_ = std::make_unique<io::FileSampleWriter>(s.reconstructed, io::SampleFormat::cf32_le, channels);
+      reconstructed_ = eigstream::apps::PendingSampleFile::raw(s.reconstructed, io::SampleFormat::cf32_le, channels);
   }
 
   void consume(const io::DecompositionItem& item) {
@@ -121,12 +122,12 @@ class Compressor {
       block_snr_db_.push_back(10 * std::log10(signal / std::max(error, std::numeric_limits<double>::min())));
     components_min_ = std::min(components_min_, k_);
     components_max_ = std::max(components_max_, k_);
-    if (reconstructed_) reconstructed_->write(restored_.data(), snapshots);
+    if (reconstructed_) reconstructed_->writer().write(restored_.data(), snapshots);
   }
 
   void finish() {
-    if (reconstructed_) reconstructed_->flush();
     writer_.finish();
+    if (reconstructed_) reconstructed_->commit();
   }
 
   bool has_basis() const { return k_ > 0; }
@@ -145,7 +146,7 @@ class Compressor {
   std::size_t channels_;
   io::KltWriter writer_;
   eigstream::ComponentRule rule_;
-  std::unique_ptr<io::FileSampleWriter> reconstructed_;
+  std::unique_ptr<eigstream::apps::PendingSampleFile> reconstructed_;  // written as NAME.partial
   std::vector<cfloat> basis_, candidate_, coefficients_;
   std::vector<sample_t> restored_;
   std::size_t k_ = 0;
@@ -190,6 +191,10 @@ int run(const Settings& s) {
   if (s.components > index_t(channels))
     throw Error(ErrorCode::invalid_argument, "--components " + std::to_string(s.components) + " but the input has " +
                                                  std::to_string(channels) + " channels");
+  // (The container and the reconstruction are written as NAME.partial and renamed over NAME when done.)
+  for (const auto& [flag, path] : {std::pair{"--out", s.out}, {"--reconstructed", s.reconstructed}, {"--json", s.json},
+                                   {"--plot", s.plot}})
+    eigstream::apps::refuse_input_as_output(input, flag, path);
   if (!s.quiet) std::cerr << "klt_compress: " << input.description << " -> " << s.out << '\n';
 
   Compressor compressor(s, channels, sample_rate);
@@ -242,8 +247,10 @@ int run(const Settings& s) {
       {"seconds", seconds},
       {"backend", eigstream::to_string(decompose.backend())},
   };
-  for (const auto& st : pipeline.stats())
+  for (const auto& st : pipeline.stats()) {
     if (st.malformed > 0) summary["malformed_" + st.name] = st.malformed;
+    if (st.lost_samples > 0) summary["lost_samples"] = st.lost_samples;  // the source's: sequence gaps
+  }
   if (!s.plot.empty()) eigstream::apps::record_plot(summary, "klt_compress", s.plot, plot(s, compressor, channels));
   eigstream::apps::write_summary(summary, s.json);
   return eigstream::apps::exit_ok;
@@ -279,7 +286,7 @@ int main(int argc, char** argv) {
   app.add_option("--lambda", s.lambda, "Forgetting factor of the covariance, in [0, 1): the weight of the past")
       ->check(CLI::Range(0.0, 1.0 - std::numeric_limits<double>::epsilon()))
       ->capture_default_str();
-  auto* k = app.add_option("--components", s.components, "Keep exactly K components")->check(CLI::PositiveNumber);
+  auto* k = app.add_option("--components", s.components, "Keep exactly K components")->check(eigstream::apps::positive());
   app.add_option("--energy", s.energy, "Keep the fewest components holding this fraction of the energy, in (0, 1]")
       ->check(CLI::Range(std::numeric_limits<double>::min(), 1.0))
       ->excludes(k)
@@ -299,12 +306,5 @@ int main(int argc, char** argv) {
   app.add_option("--reconstructed", s.reconstructed,
                  "Also write the reconstruction klt_decompress will produce, as raw cf32 (for checking)");
   app.add_flag("--quiet", s.quiet, "No status line");
-  return eigstream::apps::run_app(app, argc, argv, [&] {
-    try {
-      return run(s);
-    } catch (...) {
-      if (!s.reconstructed.empty()) std::remove(s.reconstructed.c_str());
-      throw;
-    }
-  });
+  return eigstream::apps::run_app(app, argc, argv, [&] { return run(s); });
 }

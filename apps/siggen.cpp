@@ -40,6 +40,10 @@ using eigstream::sample_t;
 namespace io = eigstream::streaming;
 using eigstream::apps::parse_endpoint;
 
+// The SNRs a source or a mixture may have: the samples' power then stays far inside float's range,
+// and a ci16 recording's automatic scale (0.25 / the RMS) above its smallest step.
+constexpr double kMaxSnrDb = 100;
+
 struct Args {
   // array
   index_t elements = 8;
@@ -110,13 +114,15 @@ std::string footer(const char* mode_text, bool spatial) {
 }
 
 void add_common_options(CLI::App* cmd, Args& a) {
-  cmd->add_option("--samples", a.samples, "Samples (snapshots) to generate")->capture_default_str();
+  cmd->add_option("--samples", a.samples, "Samples (snapshots) to generate")
+      ->check(eigstream::apps::non_negative())  // before the conversion, which would wrap "-5" around
+      ->capture_default_str();
   cmd->add_option("--sample-rate", a.sample_rate, "Sample rate in Hz, written to SigMF core:sample_rate")
-      ->check(CLI::PositiveNumber)
+      ->check(eigstream::apps::positive())
       ->capture_default_str();
   cmd->add_option("--frequency", a.frequency,
                   "Carrier frequency in Hz (SigMF core:frequency; sets the wavelength of the geometry)")
-      ->check(CLI::PositiveNumber)
+      ->check(eigstream::apps::positive())
       ->capture_default_str();
   cmd->add_option("--seed", a.seed, "Random seed: the same seed gives the same samples")->capture_default_str();
   cmd->add_option("--block", a.block, "Samples generated per chunk (does not change the output)")
@@ -125,7 +131,7 @@ void add_common_options(CLI::App* cmd, Args& a) {
   cmd->add_option("--scale", a.scale,
                   "Multiply every value by this; 0: 1 for cf32, and for ci16 0.25 / sqrt(mean power per "
                   "channel), so that ci16 rarely saturates")
-      ->check(CLI::NonNegativeNumber)
+      ->check(eigstream::apps::non_negative())
       ->capture_default_str();
   cmd->add_option("--format", a.format, "Sample format of --out, --sigmf, --udp and --tcp")
       ->check(CLI::IsMember({"cf32", "ci16"}))
@@ -140,7 +146,7 @@ void add_common_options(CLI::App* cmd, Args& a) {
   udp->excludes(tcp);
   cmd->add_flag("--seqnum", a.seqnum, "UDP: prepend a uint64 sequence number to each datagram");
   cmd->add_option("--rate", a.rate, "Pace the output at this many samples per second; 0: as fast as possible")
-      ->check(CLI::NonNegativeNumber)
+      ->check(eigstream::apps::non_negative())
       ->capture_default_str();
   cmd->add_flag("--status", a.status, "Print the status line on stderr even when it is not a terminal");
 }
@@ -164,7 +170,9 @@ eigstream::SourceSpec parse_source(const std::string& text) {
   }
   if (!std::isfinite(s.angle_deg) || s.angle_deg < -90 || s.angle_deg > 90)
     bad("--source " + text + ": the angle must be within [-90, 90] degrees from broadside");
-  if (!std::isfinite(s.snr_db)) bad("--source " + text + ": the SNR must be finite");
+  if (!(std::abs(s.snr_db) <= kMaxSnrDb))
+    bad("--source " + text + ": the SNR must be within [-" + std::to_string(int(kMaxSnrDb)) + ", " +
+        std::to_string(int(kMaxSnrDb)) + "] dB");
   return s;
 }
 
@@ -278,6 +286,9 @@ int run(const std::string& mode, const Args& a) {
     g.array = std::make_unique<eigstream::ArraySignal>(c);
     for (const auto& s : sources) mean_power += std::pow(10.0, s.snr_db / 10);
   } else {
+    if (!(std::abs(a.snr_db) <= kMaxSnrDb))
+      bad("--snr " + std::to_string(a.snr_db) + ": must be within [-" + std::to_string(int(kMaxSnrDb)) + ", " +
+          std::to_string(int(kMaxSnrDb)) + "] dB");
     if (a.latent >= a.channels)
       bad("--latent " + std::to_string(a.latent) + " must be < --channels " + std::to_string(a.channels));
     eigstream::MixtureSignalConfig c;
@@ -359,7 +370,7 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(index_t(1), index_t(65536)))
       ->capture_default_str();
   array->add_option("--spacing", a.spacing, "Element spacing d in wavelengths")
-      ->check(CLI::PositiveNumber)
+      ->check(eigstream::apps::positive())
       ->capture_default_str();
   array->add_option("--source", a.sources,
                     "A source as ANGLE:SNR_DB (degrees from broadside in [-90, 90], per-element SNR in dB); "

@@ -1,8 +1,13 @@
 // The stream apps' input flags and the readers they open (see stream_input.hpp).
 #include "stream_input.hpp"
 
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
 #include <string>
+#include <system_error>
 
+#include "app_main.hpp"
 #include "eigstream/error.hpp"
 #include "eigstream/streaming/file_io.hpp"
 #include "eigstream/streaming/sample_format.hpp"
@@ -13,6 +18,8 @@ namespace eigstream::apps {
 namespace {
 
 namespace io = streaming;
+
+constexpr double kMaxIdleSeconds = 1e6;  // about 11 days, so that its milliseconds fit an int
 
 [[noreturn]] void bad(const std::string& message) { throw Error(ErrorCode::invalid_argument, message); }
 
@@ -32,7 +39,10 @@ std::size_t channels_of(const InputFlags& flags, const std::string& what) {
   return flags.channels;
 }
 
-int idle_ms(const InputFlags& flags) { return flags.idle_seconds > 0 ? int(flags.idle_seconds * 1000) : -1; }
+// At least 1 ms: a shorter wait would end the stream at once.
+int idle_ms(const InputFlags& flags) {
+  return flags.idle_seconds > 0 ? std::max(1, int(std::ceil(flags.idle_seconds * 1000))) : -1;
+}
 
 }  // namespace
 
@@ -51,12 +61,13 @@ void add_input_flags(CLI::App& app, InputFlags& flags) {
   app.add_option("--format", flags.format, "Raw file, UDP, TCP: sample format, cf32 or ci16")
       ->check(CLI::IsMember({"cf32", "ci16"}))
       ->capture_default_str();
-  app.add_option("--channels", flags.channels, "Raw file, UDP, TCP: channels per sample")->check(CLI::PositiveNumber);
+  app.add_option("--channels", flags.channels, "Raw file, UDP, TCP: channels per sample")
+      ->check(CLI::Range(std::size_t(1), io::max_channels));
   app.add_option("--sample-rate", flags.sample_rate, "Raw file, UDP, TCP: sample rate in Hz (for the summary)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(non_negative());
   app.add_flag("--seqnum", flags.seqnum, "UDP: each datagram starts with a little-endian uint64 sequence number");
   app.add_option("--idle-seconds", flags.idle_seconds, "UDP, TCP: end the stream after this long without data (0: never)")
-      ->check(CLI::NonNegativeNumber)
+      ->check(CLI::Range(0.0, kMaxIdleSeconds))
       ->capture_default_str();
 }
 
@@ -69,6 +80,7 @@ Input open_input(const InputFlags& flags) {
       input.bytes_per_sample = io::sample_bytes(input.sigmf->datatype, input.sigmf->num_channels);
       input.description = "SigMF " + reader->paths().data + " (" + io::to_string(input.sigmf->datatype) + ", " +
                           std::to_string(input.sigmf->num_channels) + " channels)";
+      input.files = {reader->paths().meta, reader->paths().data};
       input.reader = std::move(reader);
       return input;
     }
@@ -80,6 +92,7 @@ Input open_input(const InputFlags& flags) {
     input.reader = std::make_unique<io::FileSampleReader>(o);
     input.bytes_per_sample = io::sample_bytes(o.format, o.channels);
     input.description = "file " + flags.in + " (" + io::to_string(o.format) + ", " + std::to_string(o.channels) + " channels)";
+    input.files = {flags.in};
     return input;
   }
   const io::SampleFormat format = format_of(flags);
@@ -110,6 +123,14 @@ Input open_input(const InputFlags& flags) {
   input.bytes_per_sample = io::sample_bytes(format, o.channels);
   input.description = std::string("tcp ") + (listen ? "listening on " : "from ") + o.address + ":" + std::to_string(o.port);
   return input;
+}
+
+void refuse_input_as_output(const Input& input, const std::string& flag, const std::string& path) {
+  if (path.empty()) return;
+  std::error_code error;
+  for (const std::string& file : input.files)
+    if (std::filesystem::equivalent(file, path, error))
+      bad(flag + " " + path + " is the input " + file + ": writing it would destroy the samples being read");
 }
 
 std::pair<std::string, std::uint16_t> parse_endpoint(const std::string& flag, const std::string& text,

@@ -10,6 +10,7 @@
 #include <optional>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "eigstream/streaming/sample_io.hpp"
 #include "eigstream/streaming/sigmf.hpp"
@@ -37,11 +38,16 @@ struct Input {
   std::string description;                        // "file x.cf32 (cf32, 16 channels)", "udp 127.0.0.1:5000", ...
   std::size_t bytes_per_sample = 0;               // of all channels, as the input encodes them
   std::optional<streaming::SigmfMetadata> sigmf;  // the recording's metadata, for SigMF input
+  std::vector<std::string> files;                 // the files read (none for UDP or TCP)
 };
 
 // Opens the input the flags name. Throws eigstream::Error: invalid_argument for flags that do not
 // fit together (the message names the flag), io for an input that cannot be opened or read.
 Input open_input(const InputFlags& flags);
+
+// Error(invalid_argument) naming `flag` when `path` is one of the input's files: an output written
+// over its own input would destroy it. An empty path, or one that does not exist yet, passes.
+void refuse_input_as_output(const Input& input, const std::string& flag, const std::string& path);
 
 // "HOST:PORT" (or "PORT" with `default_host`) -> host, port; Error(invalid_argument) naming `flag`.
 std::pair<std::string, std::uint16_t> parse_endpoint(const std::string& flag, const std::string& text,

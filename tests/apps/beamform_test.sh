@@ -132,4 +132,12 @@ check_bad "missing.cf32" --in missing.cf32 --channels 8
 check_bad "needs --channels" --in doa.cf32
 check_bad "--udp localhost:x" --udp localhost:x --channels 8
 check_bad "excludes" --in doa.cf32 --channels 8 --elements 8 --position 0:0
+check_bad "--position 0.5x:0" --in doa.cf32 --channels 8 --position 0.5x:0
+check_bad "--position 1:0zz" --in doa.cf32 --channels 8 --position 1:0zz
+check_bad "--truth: nan is not a finite number" --in doa.cf32 --channels 8 --truth nan,5
+check_bad "--grid-step: NaN is not a finite number" --in doa.cf32 --channels 8 --grid-step NaN
+check_bad "--idle-seconds" --udp 5999 --channels 8 --idle-seconds 1e300
+cp doa.cf32 doa.cf32.orig
+check_bad "--json doa.cf32 is the input" --in doa.cf32 --channels 8 --json doa.cf32
+cmp -s doa.cf32 doa.cf32.orig || fail "beamform changed its input when told to write over it"
 ok "bad flags exit 2 with a message"

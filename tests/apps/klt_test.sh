@@ -134,6 +134,20 @@ check_bad "nonexistent_dir/x.klt" --in mix.cf32 --channels 16 --out nonexistent_
 no_output "bad input" nan.klt x.klt
 ok "bad input and flags exit 2 and leave nothing"
 
+# A failed run leaves an existing file named by --reconstructed alone, and no output may be the input.
+echo precious >keep.dat
+check_bad "missing.cf32" --in missing.cf32 --channels 16 --out x.klt --reconstructed keep.dat
+check_bad "block 2 \(samples 2048 to 3000\) holds NaN" --in nan.cf32 --channels 4 --block 1024 --out nan.klt --reconstructed keep.dat --quiet
+[[ $(cat keep.dat) == precious ]] || fail "a failed klt_compress changed the file named by --reconstructed"
+no_output "failed --reconstructed" keep.dat.partial x.klt nan.klt
+cp small.cf32 same.cf32
+check_bad "--reconstructed same.cf32 is the input" --in same.cf32 --channels 16 --out y.klt --reconstructed same.cf32
+check_bad "--out ./same.cf32 is the input" --in same.cf32 --channels 16 --out ./same.cf32
+check_bad "--json same.cf32 is the input" --in same.cf32 --channels 16 --out y.klt --json same.cf32
+cmp -s same.cf32 small.cf32 || fail "klt_compress changed its input when told to write over it"
+no_output "outputs named as the input" y.klt
+ok "a failed run keeps the file --reconstructed names; outputs over the input are refused"
+
 # --plot: a picture through gnuplot when it is installed, else a message and still success.
 run_prog "$COMPRESS" --in small.cf32 --channels 16 --components 4 --out plot.klt --plot plot.png --quiet
 expect_rc 0 "--plot"

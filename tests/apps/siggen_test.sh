@@ -74,6 +74,9 @@ check_bad "correlation" array --correlation 2 --out x.cf32
 check_bad "--seqnum applies to --udp only" array --seqnum --out x.cf32
 check_bad "HOST:PORT" array --udp localhost --samples 1
 check_bad "port must be a number" array --udp 127.0.0.1:70000 --samples 1
+check_bad "--samples" array --samples -5 --out x.cf32
+check_bad "SNR must be within \[-100, 100\] dB" array --elements 4 --source 10:1000 --out x.cf32
+check_bad "--snr .*within \[-100, 100\] dB" mixture --snr -200 --format ci16 --out x.cf32
 no_output "bad flags" x.cf32 y.sigmf-meta y.sigmf-data
 ok "bad flags exit 2 with a message"
 
