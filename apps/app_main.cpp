@@ -3,10 +3,13 @@
 
 #include <cmath>
 #include <cstdlib>
+#include <ctime>
 #include <fstream>
 #include <iostream>
+#include <utility>
 
 #include "eigstream/error.hpp"
+#include "eigstream/streaming/pipeline.hpp"
 
 namespace eigstream::apps {
 namespace {
@@ -64,6 +67,39 @@ int run_app(CLI::App& app, int argc, char** argv, const std::function<int()>& bo
     std::cerr << name << ": internal error: " << e.what() << '\n';
     return exit_internal;
   }
+}
+
+StopOnSignal::StopOnSignal(std::string program, std::function<void()> stop)
+    : program_(std::move(program)), stop_(std::move(stop)) {
+  sigemptyset(&signals_);
+  sigaddset(&signals_, SIGINT);
+  sigaddset(&signals_, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &signals_, &previous_);
+  watcher_ = std::thread([this] {
+    const timespec poll_interval{0, 100'000'000};  // how soon the destructor's request is seen
+    while (!done_.load(std::memory_order_acquire)) {
+      const int signal = sigtimedwait(&signals_, nullptr, &poll_interval);
+      if (signal < 0) continue;  // the interval passed (EAGAIN), or EINTR
+      if (stopped()) std::_Exit(128 + signal);
+      std::cerr << program_ << ": " << (signal == SIGINT ? "interrupted" : "terminated")
+                << ": finishing the output (again to quit at once)" << std::endl;
+      stopped_.store(true, std::memory_order_release);
+      stop_();
+    }
+  });
+}
+
+StopOnSignal::~StopOnSignal() {
+  done_.store(true, std::memory_order_release);
+  watcher_.join();
+  pthread_sigmask(SIG_SETMASK, &previous_, nullptr);
+}
+
+bool run_pipeline(streaming::Pipeline& pipeline, const std::string& program) {
+  const StopOnSignal on_signal(program, [&pipeline] { pipeline.request_stop(); });
+  pipeline.start();
+  pipeline.wait();
+  return on_signal.stopped();
 }
 
 void record_plot(nlohmann::json& summary, const std::string& program, const std::string& path,

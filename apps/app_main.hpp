@@ -5,8 +5,16 @@
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
+#include <csignal>
+
+#include <atomic>
 #include <functional>
 #include <string>
+#include <thread>
+
+namespace eigstream::streaming {
+class Pipeline;
+}
 
 namespace eigstream::apps {
 
@@ -23,6 +31,31 @@ CLI::Validator non_negative();
 // or the code of the error it throws. Every number given to an option of floating type must be
 // finite (CLI11's range checks let NaN through).
 int run_app(CLI::App& app, int argc, char** argv, const std::function<int()>& body);
+
+// While it lives, SIGINT and SIGTERM do not kill the process: the first calls `stop` once, on a
+// thread of its own (a stream app asks its pipeline to end: the output is finished, not lost), and a
+// second ends the process at once, with exit code 128 + the signal. Construct it before any thread
+// that should not take the signals starts (threads inherit the blocked signals).
+class StopOnSignal {
+ public:
+  StopOnSignal(std::string program, std::function<void()> stop);
+  ~StopOnSignal();
+  StopOnSignal(const StopOnSignal&) = delete;
+  StopOnSignal& operator=(const StopOnSignal&) = delete;
+
+  bool stopped() const noexcept { return stopped_.load(std::memory_order_acquire); }
+
+ private:
+  std::string program_;
+  std::function<void()> stop_;
+  sigset_t signals_, previous_;
+  std::atomic<bool> stopped_{false}, done_{false};
+  std::thread watcher_;
+};
+
+// Starts `pipeline` and waits for it to finish, a first SIGINT or SIGTERM ending its sources early
+// (StopOnSignal). Returns whether a signal did.
+bool run_pipeline(streaming::Pipeline& pipeline, const std::string& program);
 
 // Records the --plot outcome in the summary (the path, or "none: why") and says why on stderr.
 void record_plot(nlohmann::json& summary, const std::string& program, const std::string& path,

@@ -182,8 +182,7 @@ int run(const Settings& s) {
   pipeline.connect(decompose, beamform);
   pipeline.connect(beamform, sink);
   const auto t0 = std::chrono::steady_clock::now();
-  pipeline.start();
-  pipeline.wait();
+  const bool interrupted = eigstream::apps::run_pipeline(pipeline, "beamform");
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 
   nlohmann::json summary = {{"summary", true}, {"blocks", blocks}, {"skipped_blocks", skipped},
@@ -193,6 +192,7 @@ int run(const Settings& s) {
     if (st.malformed > 0) summary["malformed_" + st.name] = st.malformed;
     if (st.lost_samples > 0) summary["lost_samples"] = st.lost_samples;  // the source's: sequence gaps
   }
+  if (interrupted) summary["interrupted"] = true;
   if (!truth.empty()) {
     summary["truth_deg"] = truth;
     summary["scored_blocks"] = score.scored_blocks;
@@ -227,13 +227,16 @@ int main(int argc, char** argv) {
       "and, with ground truth (SigMF spatial annotations, or --truth), truth_deg and rms_doa_error_deg over\n"
       "the blocks that found as many directions as there are true ones. A status line on stderr every\n"
       "second unless --quiet.\n\n"
+      "Ctrl-C (SIGINT) or SIGTERM ends the input early: what was read is finished as usual and the summary\n"
+      "says \"interrupted\": true (exit code 0); a second one quits at once (exit code 128 + the signal).\n\n"
       "Exit codes: 0 success; 1 internal error; 2 bad usage or bad input (the message on stderr starts\n"
       "with 'beamform: ').\n\n"
       "Example:\n"
       "  siggen array --elements 8 --source -20:10 --source 35:10 --samples 20000 --sigmf doa\n"
       "  beamform --in doa.sigmf-meta --sources 2 --no-powers\n");
   eigstream::apps::add_input_flags(app, s.input);
-  auto* elements = app.add_option("--elements", s.elements, "A uniform linear array of N elements")->check(eigstream::apps::positive());
+  auto* elements = app.add_option("--elements", s.elements, "A uniform linear array of N elements")
+                       ->check(eigstream::apps::positive());
   app.add_option("--spacing", s.spacing, "Element spacing of the uniform linear array, in wavelengths")
       ->check(eigstream::apps::positive())
       ->capture_default_str();
@@ -243,7 +246,8 @@ int main(int argc, char** argv) {
   app.add_option("--block", s.block, "Samples (snapshots) per block")->check(CLI::Range(std::size_t(2), std::size_t(1) << 20))->capture_default_str();
   app.add_option("--lambda", s.lambda, "Forget the covariance exponentially with this factor in (0, 1) (default: each block alone)")
       ->check(CLI::Range(std::numeric_limits<double>::min(), 1.0 - std::numeric_limits<double>::epsilon()));
-  app.add_option("--sources", s.sources, "K, the number of sources (default: estimated by MDL per block)")->check(eigstream::apps::positive());
+  app.add_option("--sources", s.sources, "K, the number of sources (default: estimated by MDL per block)")
+      ->check(eigstream::apps::positive());
   app.add_option("--grid-step", s.grid_step, "Step of the angle grid in degrees")->check(CLI::Range(1e-3, 90.0))->capture_default_str();
   app.add_option("--truth", s.truth, "True source angles in degrees, for the summary's DOA error")->delimiter(',');
   app.add_flag("!--no-powers", s.powers, "Leave the MVDR beam powers out of the per-block lines");

@@ -220,8 +220,7 @@ int run(const Settings& s) {
   pipeline.connect(covariance, decompose);
   pipeline.connect(decompose, sink);
   const auto t0 = std::chrono::steady_clock::now();
-  pipeline.start();
-  pipeline.wait();
+  const bool interrupted = eigstream::apps::run_pipeline(pipeline, "klt_compress");
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   if (!compressor.has_basis()) throw Error(ErrorCode::invalid_input, "the input holds no samples");
   compressor.finish();
@@ -251,6 +250,7 @@ int run(const Settings& s) {
     if (st.malformed > 0) summary["malformed_" + st.name] = st.malformed;
     if (st.lost_samples > 0) summary["lost_samples"] = st.lost_samples;  // the source's: sequence gaps
   }
+  if (interrupted) summary["interrupted"] = true;
   if (!s.plot.empty()) eigstream::apps::record_plot(summary, "klt_compress", s.plot, plot(s, compressor, channels));
   eigstream::apps::write_summary(summary, s.json);
   return eigstream::apps::exit_ok;
@@ -274,6 +274,8 @@ int main(int argc, char** argv) {
       "reconstruction against the input, over all samples), components (of the last block; components_min\n"
       "and components_max), samples_per_second, backend, and samples, blocks, basis_updates, seconds.\n"
       "A status line on stderr every second unless --quiet.\n\n"
+      "Ctrl-C (SIGINT) or SIGTERM ends the input early: what was read is finished as usual and the summary\n"
+      "says \"interrupted\": true (exit code 0); a second one quits at once (exit code 128 + the signal).\n\n"
       "Exit codes: 0 success; 1 internal error; 2 bad usage or bad input (the message on stderr starts\n"
       "with 'klt_compress: '; no container is left behind).\n\n"
       "Example:\n"
@@ -286,7 +288,8 @@ int main(int argc, char** argv) {
   app.add_option("--lambda", s.lambda, "Forgetting factor of the covariance, in [0, 1): the weight of the past")
       ->check(CLI::Range(0.0, 1.0 - std::numeric_limits<double>::epsilon()))
       ->capture_default_str();
-  auto* k = app.add_option("--components", s.components, "Keep exactly K components")->check(eigstream::apps::positive());
+  auto* k =
+      app.add_option("--components", s.components, "Keep exactly K components")->check(eigstream::apps::positive());
   app.add_option("--energy", s.energy, "Keep the fewest components holding this fraction of the energy, in (0, 1]")
       ->check(CLI::Range(std::numeric_limits<double>::min(), 1.0))
       ->excludes(k)

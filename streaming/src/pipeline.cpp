@@ -14,7 +14,7 @@ Pipeline::Pipeline(PipelineOptions options)
     : options_(options), gpu_timeline_(options.measure_gpu_busy ? std::make_unique<GpuTimeline>() : nullptr) {}
 
 Pipeline::~Pipeline() {
-  cancel_sources();
+  request_stop();
   join();
 }
 
@@ -82,13 +82,13 @@ void Pipeline::run_stage(Stage& stage) {
       if (!error_) error_ = std::current_exception();
     }
     // Stop the input and keep consuming what is still in flight, so no stage waits forever.
-    cancel_sources();
+    request_stop();
     stage.discard_input();
   }
   stage.close_output();
 }
 
-void Pipeline::cancel_sources() {
+void Pipeline::request_stop() {
   for (const auto& stage : stages_) stage->request_cancel();
 }
 
@@ -112,7 +112,7 @@ void Pipeline::wait() {
 }
 
 void Pipeline::stop() {
-  cancel_sources();
+  request_stop();
   wait();
 }
 

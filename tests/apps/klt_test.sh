@@ -103,6 +103,63 @@ expect_rc 0 "klt_compress small file"
 cmp -s udp.klt file.klt || fail "the container from UDP differs from the one from the file ($(cat udp.out))"
 ok "UDP input gives the container of the file input"
 
+# UDP datagrams with sequence numbers, one missing: the summary counts its samples lost, and the
+# decompressed stream holds them as zeros where they were.
+PORT=$(free_udp_port)
+"$COMPRESS" --udp $PORT --seqnum --channels 16 --components 4 --out gap.klt --quiet --idle-seconds 10 >gap.out 2>gap.err &
+COMPRESSOR=$!
+wait_for_udp_bind $PORT
+python3 - $PORT <<'PY'
+import socket, struct, sys, time
+data = open("small.cf32", "rb").read()
+per = 11 * 16 * 8  # 11 samples a datagram
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+for seq in range(1, len(data) // per + 1):
+    if seq != 7:  # lost on the way
+        s.sendto(struct.pack("<Q", seq) + data[(seq - 1) * per:seq * per], ("127.0.0.1", int(sys.argv[1])))
+        time.sleep(0.0002)
+for _ in range(3):
+    s.sendto(b"", ("127.0.0.1", int(sys.argv[1])))
+PY
+wait $COMPRESSOR || { cat gap.err >&2; fail "klt_compress --udp --seqnum failed"; }
+cp gap.out out
+expect_json "j['lost_samples'] == 11 and j['samples'] == 20000 // 11 * 11 - 11" "a lost datagram's samples counted"
+run_prog "$DECOMPRESS" --in gap.klt --out gap.cf32
+expect_rc 0 "klt_decompress of a stream with a gap"
+expect_json "j['gap_samples'] == 11 and j['samples'] == 20000 // 11 * 11" "the gap restored as zeros (counted in samples)"
+python3 -c "
+import array, sys
+y = array.array('f'); y.frombytes(open('gap.cf32', 'rb').read())
+sys.exit(0 if len(y) == 20000 // 11 * 11 * 32 and not any(y[66 * 32:77 * 32]) and any(y[77 * 32:78 * 32]) else 1)" ||
+  fail "the lost samples are not zeros at samples 66 to 76 of the restored stream"
+ok "a lost UDP datagram: counted in the summary, zeros in its place"
+
+# SIGINT on a live stream that would never end (--idle-seconds 0): the container is finished, not lost.
+PORT=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+"$COMPRESS" --tcp-listen $PORT --channels 16 --components 4 --out live.klt --idle-seconds 0 --quiet >live.out 2>live.err &
+COMPRESSOR=$!
+wait_for_tcp_listen $PORT
+python3 - $PORT <<'PY' &
+import socket, sys, time
+s = socket.create_connection(("127.0.0.1", int(sys.argv[1])))
+s.sendall(open("small.cf32", "rb").read())
+time.sleep(30)  # connected, silent
+PY
+PEER=$!
+sleep 3
+kill -INT $COMPRESSOR
+RC=0
+wait $COMPRESSOR || RC=$?
+kill $PEER 2>/dev/null || true
+[[ $RC -eq 0 ]] || { cat live.err >&2; fail "klt_compress after SIGINT: exit code $RC"; }
+grep -q "interrupted: finishing the output" live.err || fail "klt_compress did not say it was interrupted"
+cp live.out out
+expect_json "j['interrupted'] and j['samples'] == 20000" "the summary after SIGINT"
+run_prog "$DECOMPRESS" --in live.klt --out live.cf32
+expect_rc 0 "klt_decompress of the interrupted stream's container"
+expect_json "j['samples'] == 20000" "the interrupted stream's container holds every sample received"
+ok "SIGINT ends a live stream with a complete container"
+
 # Corrupt, truncated and foreign containers: exit 2, a message naming the byte, no output.
 run() { run_prog "$DECOMPRESS" "$@"; }
 cp int16.klt corrupt.klt

@@ -67,6 +67,9 @@ class Pipeline {
   void wait();
   // Asks the sources to end now, then waits as wait() does.
   void stop();
+  // Asks the sources to end now and returns at once; callable from any thread (a signal watcher's,
+  // say) while another waits in wait(), which returns once what is in flight has been processed.
+  void request_stop();
 
   std::vector<StageStats> stats() const;  // one per stage, in the order they were added
   // Since the start, with PipelineOptions::measure_gpu_busy (else zero). Work is counted once its
@@ -83,7 +86,6 @@ class Pipeline {
   void check_connect(const Stage& from, const Stage& to, const EdgeOptions& options) const;
   std::size_t items_in_flight(const Stage& producer) const;
   void run_stage(Stage& stage);
-  void cancel_sources();
   void join();
   void report_status();
 
