@@ -14,8 +14,8 @@
 namespace eigstream::apps {
 namespace {
 
-// Every number that an option of floating type (CLI11's type name "FLOAT") was given is finite: CLI11's range
-// checks let NaN through, as every comparison with it is false.
+// Every number that an option of floating type (CLI11's type name "FLOAT") was given is finite:
+// CLI11's range checks let NaN through, as every comparison with it is false.
 void check_finite(const CLI::App& app) {
   for (const CLI::Option* option : app.get_options())
     if (option->get_type_name().rfind("FLOAT", 0) == 0)  // "FLOAT", or "FLOAT:" and a check's text
