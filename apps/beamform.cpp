@@ -184,6 +184,7 @@ int run(const Settings& s) {
   const auto t0 = std::chrono::steady_clock::now();
   const bool interrupted = eigstream::apps::run_pipeline(pipeline, "beamform");
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  if (blocks == 0) throw Error(ErrorCode::invalid_input, "the input holds no samples");  // as klt_compress says
 
   nlohmann::json summary = {{"summary", true}, {"blocks", blocks}, {"skipped_blocks", skipped},
                             {"elements", channels}, {"block_samples", s.block}, {"seconds", seconds},

@@ -120,8 +120,11 @@ struct TcpSampleReader::Impl {
       if (peer) return true;
       if (cancel.cancelled()) return false;
       const auto retry = clock::now() + std::chrono::milliseconds(backoff_ms);
-      if (options.idle_timeout_ms >= 0 && retry > start + std::chrono::milliseconds(options.idle_timeout_ms))
-        return false;
+      if (options.idle_timeout_ms >= 0 && retry > start + std::chrono::milliseconds(options.idle_timeout_ms)) {
+        if (connections > 0) return false;  // the peer went away and did not come back: the end
+        throw Error(ErrorCode::io, name + ": cannot connect: " + std::strerror(error) + " (tried for " +
+                                       std::to_string(options.idle_timeout_ms) + " ms)");
+      }
       if (!cancel.sleep_until(retry)) return false;
       backoff_ms = std::min(2 * backoff_ms, options.retry_max_ms);
     }

@@ -137,6 +137,10 @@ check_bad "--position 1:0zz" --in doa.cf32 --channels 8 --position 1:0zz
 check_bad "--truth: nan is not a finite number" --in doa.cf32 --channels 8 --truth nan,5
 check_bad "--grid-step: NaN is not a finite number" --in doa.cf32 --channels 8 --grid-step NaN
 check_bad "--idle-seconds" --udp 5999 --channels 8 --idle-seconds 1e300
+: >empty.cf32
+check_bad "the input holds no samples" --in empty.cf32 --channels 8
+PORT=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+check_bad "tcp 127.0.0.1:$PORT: cannot connect: Connection refused" --tcp-connect 127.0.0.1:$PORT --channels 8 --idle-seconds 0.3
 cp doa.cf32 doa.cf32.orig
 check_bad "--json doa.cf32 is the input" --in doa.cf32 --channels 8 --json doa.cf32
 cmp -s doa.cf32 doa.cf32.orig || fail "beamform changed its input when told to write over it"

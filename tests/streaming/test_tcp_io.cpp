@@ -152,6 +152,22 @@ TEST_CASE("tcp: cancel() ends a read that waits for a peer; a refused writer is 
                 {"tcp 127.0.0.1:" + std::to_string(closed_port), "cannot connect", "refused"});
 }
 
+TEST_CASE("tcp connect: a reader that never reaches its peer fails with an error naming it", "[tcp]") {
+  std::uint16_t closed_port;
+  {
+    TcpSampleReader gone(TcpReaderOptions{});  // a port that was just listening and is closed now
+    closed_port = gone.port();
+  }
+  TcpReaderOptions options;
+  options.mode = TcpMode::connect;
+  options.port = closed_port;
+  options.idle_timeout_ms = 100;
+  TcpSampleReader reader(options);
+  std::vector<sample_t> out(16);
+  require_error([&] { reader.read(out.data(), 16); }, eigstream::ErrorCode::io,
+                {"tcp 127.0.0.1:" + std::to_string(closed_port), "cannot connect", "refused", "tried for 100 ms"});
+}
+
 TEST_CASE("tcp: a writer whose peer has gone fails with an error naming the peer", "[tcp]") {
   std::uint16_t port = 0;
   const RawSocket server = tcp_listener(port);

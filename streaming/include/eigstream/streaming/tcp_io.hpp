@@ -30,6 +30,7 @@ struct TcpReaderOptions {
   int retry_initial_ms = 10;  // connect mode: first back-off, doubled after each failure
   int retry_max_ms = 1000;    // connect mode: longest back-off
   int idle_timeout_ms = -1;   // end the stream after this long without a peer or bytes; < 0: never
+                              // (connect mode, never connected: Error(io) naming the peer and why)
 };
 
 class TcpSampleReader final : public SampleReader {
