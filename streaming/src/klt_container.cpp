@@ -148,10 +148,10 @@ void KltWriter::write_block(std::uint64_t first_sample, std::uint32_t snapshots,
                             std::vector<std::complex<float>>& coefficients) {
   if (components_ == 0) throw Error(ErrorCode::invalid_argument, "KLT container " + path_ + ": a block before any basis");
   if (first_sample < next_sample_ || first_sample > std::numeric_limits<std::uint64_t>::max() - snapshots)
-    throw Error(ErrorCode::invalid_argument, "KLT container " + path_ + ": a block of samples " +
-                                                 std::to_string(first_sample) + " to " + std::to_string(first_sample) +
-                                                 " + " + std::to_string(snapshots) + " after the end of the last (" +
-                                                 std::to_string(next_sample_) + "): blocks must be in order");
+    throw Error(ErrorCode::invalid_argument, "KLT container " + path_ + ": a block of " + std::to_string(snapshots) +
+                                                 " samples from sample " + std::to_string(first_sample) +
+                                                 ", when the last ended at " + std::to_string(next_sample_) +
+                                                 ": blocks must be in order and end by sample 2^64 - 1");
   if (coefficients.size() != std::size_t(components_) * snapshots)
     throw Error(ErrorCode::invalid_argument, "KLT container " + path_ + ": block at sample " +
                                                  std::to_string(first_sample) + " has " +
