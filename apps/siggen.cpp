@@ -153,6 +153,13 @@ void add_common_options(CLI::App* cmd, Args& a) {
 
 [[noreturn]] void bad(const std::string& message) { throw Error(ErrorCode::invalid_argument, message); }
 
+// Error(invalid_argument) unless snr_db is within +-kMaxSnrDb; `what` names the flag and its text.
+void check_snr(const std::string& what, double snr_db) {
+  if (!(std::abs(snr_db) <= kMaxSnrDb))
+    bad(what + ": the SNR must be within [-" + std::to_string(int(kMaxSnrDb)) + ", " + std::to_string(int(kMaxSnrDb)) +
+        "] dB");
+}
+
 // "ANGLE:SNR_DB" -> SourceSpec.
 eigstream::SourceSpec parse_source(const std::string& text) {
   const std::size_t colon = text.find(':');
@@ -170,9 +177,7 @@ eigstream::SourceSpec parse_source(const std::string& text) {
   }
   if (!std::isfinite(s.angle_deg) || s.angle_deg < -90 || s.angle_deg > 90)
     bad("--source " + text + ": the angle must be within [-90, 90] degrees from broadside");
-  if (!(std::abs(s.snr_db) <= kMaxSnrDb))
-    bad("--source " + text + ": the SNR must be within [-" + std::to_string(int(kMaxSnrDb)) + ", " +
-        std::to_string(int(kMaxSnrDb)) + "] dB");
+  check_snr("--source " + text, s.snr_db);
   return s;
 }
 
@@ -286,9 +291,7 @@ int run(const std::string& mode, const Args& a) {
     g.array = std::make_unique<eigstream::ArraySignal>(c);
     for (const auto& s : sources) mean_power += std::pow(10.0, s.snr_db / 10);
   } else {
-    if (!(std::abs(a.snr_db) <= kMaxSnrDb))
-      bad("--snr " + std::to_string(a.snr_db) + ": must be within [-" + std::to_string(int(kMaxSnrDb)) + ", " +
-          std::to_string(int(kMaxSnrDb)) + "] dB");
+    check_snr("--snr " + std::to_string(a.snr_db), a.snr_db);
     if (a.latent >= a.channels)
       bad("--latent " + std::to_string(a.latent) + " must be < --channels " + std::to_string(a.channels));
     eigstream::MixtureSignalConfig c;

@@ -50,6 +50,9 @@ check_bad() { # check_bad REGEX ARGS...: `run ARGS` (the test defines run) exits
 free_udp_port() { # prints a UDP port of 127.0.0.1 that nothing is bound to
   python3 -c 'import socket; s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
 }
+free_tcp_port() { # prints a TCP port of 127.0.0.1 that nothing listens on
+  python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
+}
 wait_for_udp_bind() { # wait_for_udp_bind PORT: until a receiver has bound it (at most 20 s), seen in /proc/net/udp
   python3 - "$1" <<'PY' || fail "nothing bound UDP port $1 within 20 s"
 import sys, time

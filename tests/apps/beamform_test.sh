@@ -103,7 +103,7 @@ cmp -s udp.doa sigmf.doa || fail "the UDP path's estimates differ from the file 
 ok "UDP loopback gives the file path's estimates"
 
 # TCP: beamform listening, siggen connecting, gives the file path's estimates.
-PORT=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+PORT=$(free_tcp_port)
 "$BEAMFORM" --tcp-listen $PORT --channels 8 --elements 8 --quiet --no-powers --idle-seconds 10 >tcp.out 2>tcp.err &
 RECEIVER=$!
 wait_for_tcp_listen $PORT
@@ -139,7 +139,7 @@ check_bad "--grid-step: NaN is not a finite number" --in doa.cf32 --channels 8 -
 check_bad "--idle-seconds" --udp 5999 --channels 8 --idle-seconds 1e300
 : >empty.cf32
 check_bad "the input holds no samples" --in empty.cf32 --channels 8
-PORT=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+PORT=$(free_tcp_port)
 check_bad "tcp 127.0.0.1:$PORT: cannot connect: Connection refused" --tcp-connect 127.0.0.1:$PORT --channels 8 --idle-seconds 0.3
 cp doa.cf32 doa.cf32.orig
 check_bad "--json doa.cf32 is the input" --in doa.cf32 --channels 8 --json doa.cf32

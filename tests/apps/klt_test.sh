@@ -135,7 +135,7 @@ sys.exit(0 if len(y) == 20000 // 11 * 11 * 32 and not any(y[66 * 32:77 * 32]) an
 ok "a lost UDP datagram: counted in the summary, zeros in its place"
 
 # SIGINT on a live stream that would never end (--idle-seconds 0): the container is finished, not lost.
-PORT=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+PORT=$(free_tcp_port)
 "$COMPRESS" --tcp-listen $PORT --channels 16 --components 4 --out live.klt --idle-seconds 0 --quiet >live.out 2>live.err &
 COMPRESSOR=$!
 wait_for_tcp_listen $PORT
