@@ -9,6 +9,7 @@
 #include <chrono>
 #include <complex>
 #include <cstdio>
+#include <filesystem>
 #include <iostream>
 #include <memory>
 #include <string>
@@ -46,6 +47,22 @@ std::unique_ptr<eigstream::apps::PendingSampleFile> open_output(const Settings& 
   return eigstream::apps::PendingSampleFile::sigmf(s.sigmf, meta);
 }
 
+// A gap is written as zeros, and a container may declare any gap: refuses one whose zeros the output's
+// file system has no room for, before writing any of them, rather than fill the disk.
+void check_room_for_gap(const Settings& s, const eigstream::apps::PendingSampleFile& output, std::uint64_t block,
+                        std::uint64_t first_sample, std::uint64_t gap, std::size_t channels) {
+  namespace fs = std::filesystem;
+  const fs::path where = fs::absolute(output.data_path()).parent_path();
+  const std::uint64_t free_bytes = fs::space(where).available;
+  const std::uint64_t sample_bytes = channels * sizeof(sample_t);
+  if (gap <= free_bytes / sample_bytes) return;
+  throw Error(ErrorCode::invalid_input,
+              s.in + ": block " + std::to_string(block) + " starts at sample " + std::to_string(first_sample) +
+                  " after a gap of " + std::to_string(gap) + " lost samples: restoring them as zeros needs " +
+                  std::to_string(gap) + " x " + std::to_string(sample_bytes) + " bytes, and " + where.string() +
+                  " has " + std::to_string(free_bytes) + " bytes free");
+}
+
 int run(const Settings& s) {
   const auto t0 = std::chrono::steady_clock::now();
   io::KltReader reader(s.in);
@@ -55,10 +72,12 @@ int run(const Settings& s) {
   std::vector<std::complex<float>> basis;
   std::vector<sample_t> samples, zeros;
   bool basis_changed = false;
-  std::uint64_t next_sample = 0, gap_samples = 0;
+  std::uint64_t next_sample = 0, gap_samples = 0, blocks = 0;
   while (reader.next(block, basis, basis_changed)) {
+    ++blocks;
     if (block.first_sample > next_sample) {  // samples the compressor's input had lost
       const std::uint64_t gap = block.first_sample - next_sample;
+      check_room_for_gap(s, *output, blocks, block.first_sample, gap, channels);
       zeros.assign(channels * 4096, sample_t{});
       for (std::uint64_t left = gap; left > 0;) {
         const std::size_t count = std::size_t(std::min<std::uint64_t>(left, 4096));
@@ -104,7 +123,8 @@ int main(int argc, char** argv) {
       "On success one JSON line on stdout: input, output, channels, samples, gap_samples (lost by the\n"
       "compressor's input, written as zeros), blocks, basis_updates, output_bytes, samples_per_second.\n\n"
       "Exit codes: 0 success; 1 internal error; 2 bad usage or bad input (the message on stderr starts\n"
-      "with 'klt_decompress: ' and names the byte offset of a bad record).\n");
+      "with 'klt_decompress: ' and names the byte offset of a bad record, or the block whose gap of lost\n"
+      "samples the output's file system has no room for).\n");
   app.add_option("--in", s.in, "The KLT container")->required()->type_name("FILE");
   auto* group = app.add_option_group("Output (exactly one)");
   group->add_option("--out", s.out, "Raw cf32 file")->type_name("FILE");

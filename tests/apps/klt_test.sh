@@ -173,6 +173,29 @@ check_bad "--out|--sigmf" --in int16.klt
 no_output "bad containers" c.cf32 t.cf32 m.cf32
 ok "corrupt, truncated and foreign containers are refused"
 
+# Valid containers of one block, starting at sample 1000 and at 2^50: the first restores its gap as
+# zeros; the second's would fill any disk, so klt_decompress refuses it before writing any.
+python3 - <<'PY'
+import struct, zlib
+channels = 2
+header = b"EIGKLT\r\n" + struct.pack("<IIdI", 1, channels, 0.0, 0)
+def record(tag, payload):
+    head = tag + struct.pack("<I", len(payload))
+    return head + payload + struct.pack("<I", zlib.crc32(head + payload))
+basis = struct.pack("<I", 1) + struct.pack("<4f", 1, 0, 0, 0)
+for name, first_sample in (("near.klt", 1000), ("far.klt", 1 << 50)):
+    block = struct.pack("<QII", first_sample, 1, 1) + struct.pack("<2f", 0.5, 0)
+    open(name, "wb").write(header + struct.pack("<I", zlib.crc32(header)) + record(b"BASE", basis) +
+                           record(b"COEF", block) + record(b"END.", struct.pack("<3Q", 1, 1, 1)))
+PY
+run_prog "$DECOMPRESS" --in near.klt --out near.cf32
+expect_rc 0 "klt_decompress of a block after a gap of 1000 samples"
+expect_json "j['gap_samples'] == 1000 and j['samples'] == 1001" "a gap of 1000 samples"
+[[ $(size near.cf32) -eq $((1001 * 16)) ]] || fail "near.cf32 holds $(size near.cf32) bytes, expected 1001 x 16"
+check_bad "block 1 starts at sample 1125899906842624 after a gap of 1125899906842624 lost samples: restoring them as zeros needs 1125899906842624 x 16 bytes, and .* has [0-9]+ bytes free" --in far.klt --out far.cf32
+no_output "a gap no disk holds" far.cf32
+ok "a gap larger than the free space is refused"
+
 # Bad input and flags for the compressor: exit 2, a message, no container.
 run() { run_prog "$COMPRESS" "$@"; }
 python3 -c '
