@@ -69,8 +69,8 @@ int run_app(CLI::App& app, int argc, char** argv, const std::function<int()>& bo
   }
 }
 
-StopOnSignal::StopOnSignal(std::string program, std::function<void()> stop)
-    : program_(std::move(program)), stop_(std::move(stop)) {
+StopOnSignal::StopOnSignal(std::string program, std::string response, std::function<void(int signal)> stop)
+    : program_(std::move(program)), response_(std::move(response)), stop_(std::move(stop)) {
   sigemptyset(&signals_);
   sigaddset(&signals_, SIGINT);
   sigaddset(&signals_, SIGTERM);
@@ -81,10 +81,10 @@ StopOnSignal::StopOnSignal(std::string program, std::function<void()> stop)
       const int signal = sigtimedwait(&signals_, nullptr, &poll_interval);
       if (signal < 0) continue;  // the interval passed (EAGAIN), or EINTR
       if (stopped()) std::_Exit(128 + signal);
-      std::cerr << program_ << ": " << (signal == SIGINT ? "interrupted" : "terminated")
-                << ": finishing the output (again to quit at once)" << std::endl;
+      std::cerr << program_ << ": " << (signal == SIGINT ? "interrupted" : "terminated") << ": " << response_
+                << std::endl;
       stopped_.store(true, std::memory_order_release);
-      stop_();
+      stop_(signal);
     }
   });
 }
@@ -96,7 +96,8 @@ StopOnSignal::~StopOnSignal() {
 }
 
 bool run_pipeline(streaming::Pipeline& pipeline, const std::string& program) {
-  const StopOnSignal on_signal(program, [&pipeline] { pipeline.request_stop(); });
+  const StopOnSignal on_signal(program, "finishing the output (again to quit at once)",
+                               [&pipeline](int) { pipeline.request_stop(); });
   pipeline.start();
   pipeline.wait();
   return on_signal.stopped();

@@ -32,13 +32,14 @@ CLI::Validator non_negative();
 // finite (CLI11's range checks let NaN through).
 int run_app(CLI::App& app, int argc, char** argv, const std::function<int()>& body);
 
-// While it lives, SIGINT and SIGTERM do not kill the process: the first calls `stop` once, on a
-// thread of its own (a stream app asks its pipeline to end: the output is finished, not lost), and a
-// second ends the process at once, with exit code 128 + the signal. Construct it before any thread
-// that should not take the signals starts (threads inherit the blocked signals).
+// While it lives, SIGINT and SIGTERM do not kill the process: the first calls `stop` once, with the
+// signal, on a thread of its own, after saying "PROGRAM: interrupted: RESPONSE" on stderr (a stream app
+// asks its pipeline to end: the output is finished, not lost), and a second ends the process at once,
+// with exit code 128 + the signal. Construct it before any thread that should not take the signals
+// starts (threads inherit the blocked signals).
 class StopOnSignal {
  public:
-  StopOnSignal(std::string program, std::function<void()> stop);
+  StopOnSignal(std::string program, std::string response, std::function<void(int signal)> stop);
   ~StopOnSignal();
   StopOnSignal(const StopOnSignal&) = delete;
   StopOnSignal& operator=(const StopOnSignal&) = delete;
@@ -46,8 +47,8 @@ class StopOnSignal {
   bool stopped() const noexcept { return stopped_.load(std::memory_order_acquire); }
 
  private:
-  std::string program_;
-  std::function<void()> stop_;
+  std::string program_, response_;
+  std::function<void(int)> stop_;
   sigset_t signals_, previous_;
   std::atomic<bool> stopped_{false}, done_{false};
   std::thread watcher_;

@@ -1,7 +1,8 @@
 // klt_decompress: restores the samples of a KLT container (klt_compress's output) as a raw cf32 file
 // or a SigMF recording: each block is basis * coefficients, with the basis in force for it. Samples
 // the compressor's input had lost (gaps between blocks) are written as zeros and counted.
-// Exit codes: 0 success, 1 internal error, 2 bad usage or bad input (a corrupt or truncated container).
+// Exit codes: 0 success, 1 internal error, 2 bad usage or bad input (a corrupt or truncated container),
+// 128 + the signal when SIGINT or SIGTERM interrupts it (the unfinished output is removed).
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
@@ -68,6 +69,7 @@ int run(const Settings& s) {
   io::KltReader reader(s.in);
   const std::size_t channels = reader.header().channels;
   const auto output = open_output(s, channels, reader.header().sample_rate);
+  const eigstream::apps::RemoveOnSignal on_signal("klt_decompress", *output);
   io::KltBlock block;
   std::vector<std::complex<float>> basis;
   std::vector<sample_t> samples, zeros;
@@ -124,7 +126,8 @@ int main(int argc, char** argv) {
       "compressor's input, written as zeros), blocks, basis_updates, output_bytes, samples_per_second.\n\n"
       "Exit codes: 0 success; 1 internal error; 2 bad usage or bad input (the message on stderr starts\n"
       "with 'klt_decompress: ' and names the byte offset of a bad record, or the block whose gap of lost\n"
-      "samples the output's file system has no room for).\n");
+      "samples the output's file system has no room for); 128 + the signal when SIGINT or SIGTERM\n"
+      "interrupts it (the unfinished output is removed).\n");
   app.add_option("--in", s.in, "The KLT container")->required()->type_name("FILE");
   auto* group = app.add_option_group("Output (exactly one)");
   group->add_option("--out", s.out, "Raw cf32 file")->type_name("FILE");

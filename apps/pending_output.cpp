@@ -3,6 +3,7 @@
 
 #include <cerrno>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 
 #include "eigstream/error.hpp"
@@ -38,6 +39,7 @@ PendingSampleFile::~PendingSampleFile() {
 }
 
 void PendingSampleFile::commit() {
+  const std::lock_guard<std::mutex> lock(commit_mutex_);
   writer_->flush();
   writer_.reset();
   for (const auto& [temporary, final_path] : renames_)
@@ -45,5 +47,17 @@ void PendingSampleFile::commit() {
       throw Error(ErrorCode::io, final_path + ": cannot rename " + temporary + " into place: " + std::strerror(errno));
   committed_ = true;
 }
+
+void PendingSampleFile::abandon() {
+  const std::lock_guard<std::mutex> lock(commit_mutex_);
+  if (!committed_)
+    for (const auto& r : renames_) std::remove(r.first.c_str());
+}
+
+RemoveOnSignal::RemoveOnSignal(const std::string& program, PendingSampleFile& file)
+    : watcher_(program, "removing the unfinished output", [&file](int signal) {
+        file.abandon();
+        std::_Exit(128 + signal);
+      }) {}
 
 }  // namespace eigstream::apps

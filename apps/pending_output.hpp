@@ -4,6 +4,7 @@
 #pragma once
 
 #include <memory>
+#include <mutex>
 #include <string>
 #include <utility>
 #include <vector>
@@ -11,6 +12,7 @@
 #include "eigstream/streaming/sample_format.hpp"
 #include "eigstream/streaming/sample_io.hpp"
 #include "eigstream/streaming/sigmf.hpp"
+#include "app_main.hpp"
 
 namespace eigstream::apps {
 
@@ -27,6 +29,9 @@ class PendingSampleFile {
   const std::string& data_path() const { return data_path_; }  // the final name of the samples
   // Flushes and closes the writer, then renames the files into place (Error(io) when it cannot).
   void commit();
+  // Removes the temporary files, unless commit() has renamed them; safe while another thread writes
+  // or commits (that thread's writes then go to a removed file).
+  void abandon();
 
  private:
   PendingSampleFile() = default;
@@ -35,6 +40,17 @@ class PendingSampleFile {
   std::vector<std::pair<std::string, std::string>> renames_;  // temporary, final; in commit order
   std::string data_path_;
   bool committed_ = false;
+  std::mutex commit_mutex_;  // commit() and abandon() one at a time
+};
+
+// While it lives, a SIGINT or SIGTERM removes `file`'s temporary files and ends the process at once,
+// with exit code 128 + the signal: for an output of no use unfinished (siggen's, klt_decompress's).
+class RemoveOnSignal {
+ public:
+  RemoveOnSignal(const std::string& program, PendingSampleFile& file);
+
+ private:
+  StopOnSignal watcher_;
 };
 
 }  // namespace eigstream::apps

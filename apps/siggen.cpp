@@ -2,7 +2,8 @@
 // array, eigstream::ArraySignal) and `siggen mixture` (channels mixing latent signals,
 // eigstream::MixtureSignal), written to a raw file, a SigMF recording (with the spatial extension's
 // ground truth for array mode), or streamed over UDP or TCP at a given rate. A JSON summary line on
-// stdout at the end. Exit codes: 0 success, 1 internal error, 2 bad usage or bad input.
+// stdout at the end. Exit codes: 0 success, 1 internal error, 2 bad usage or bad input, 128 + the
+// signal when SIGINT or SIGTERM interrupts it (an unfinished file output is removed).
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 #include <unistd.h>
@@ -15,6 +16,7 @@
 #include <cstring>
 #include <iostream>
 #include <memory>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <thread>
@@ -106,7 +108,8 @@ const char* kSummaryHelp =
     "  0  success\n"
     "  1  internal error\n"
     "  2  bad usage or bad input: unknown option, bad value, K >= N sources, an unwritable path,\n"
-    "     an unreachable peer (the message on stderr starts with 'siggen: ')\n";
+    "     an unreachable peer (the message on stderr starts with 'siggen: ')\n"
+    "  128 + the signal: interrupted (SIGINT, SIGTERM); an unfinished --out or --sigmf is removed\n";
 
 std::string footer(const char* mode_text, bool spatial) {
   return std::string("\n") + mode_text + "\n\n" + kOutputHelp + (spatial ? std::string("\n") + kSpatialHelp : "") +
@@ -306,6 +309,8 @@ int run(const std::string& mode, const Args& a) {
 
   const auto start = std::chrono::steady_clock::now();
   Output o = open_output(a, g, format, sources);
+  std::optional<eigstream::apps::RemoveOnSignal> on_signal;
+  if (o.file) on_signal.emplace("siggen", *o.file);
   const bool status = a.status || ::isatty(STDERR_FILENO);
   const index_t channels = g.channels();
   std::vector<sample_t> block(std::size_t(channels) * a.block);

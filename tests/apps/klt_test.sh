@@ -4,7 +4,9 @@
 # siggen's 16 channels mixing 4 latent signals at 40 dB SNR, compressed with k = 4: ratio >= 3.5 and
 # reconstruction SNR >= 35 dB (from the summary, and recomputed here from the files); the container
 # round-trips bit-exactly the compressor's own reconstruction; SigMF and UDP inputs; corrupt and
-# truncated containers, NaN input and bad flags exit 2 with a clear message and leave nothing behind.
+# truncated containers, NaN input and bad flags exit 2 with a clear message and leave nothing behind;
+# a gap of lost samples larger than the free space is refused; SIGINT finishes klt_compress's output
+# and removes klt_decompress's.
 set -euo pipefail
 
 if [[ $# -ne 4 ]]; then
@@ -194,7 +196,29 @@ expect_json "j['gap_samples'] == 1000 and j['samples'] == 1001" "a gap of 1000 s
 [[ $(size near.cf32) -eq $((1001 * 16)) ]] || fail "near.cf32 holds $(size near.cf32) bytes, expected 1001 x 16"
 check_bad "block 1 starts at sample 1125899906842624 after a gap of 1125899906842624 lost samples: restoring them as zeros needs 1125899906842624 x 16 bytes, and .* has [0-9]+ bytes free" --in far.klt --out far.cf32
 no_output "a gap no disk holds" far.cf32
-ok "a gap larger than the free space is refused"
+
+# SIGINT while klt_decompress waits for the rest of its input (a pipe that a writer keeps open after
+# the first 50000 bytes): exit 130, the unfinished output removed.
+mkfifo slow.klt
+python3 -c '
+import sys, time
+with open("slow.klt", "wb") as pipe:
+    pipe.write(open("int16.klt", "rb").read(50000))
+    pipe.flush()
+    time.sleep(30)' &
+WRITER=$!
+"$DECOMPRESS" --in slow.klt --out slow.cf32 >slow.out 2>slow.err &
+PID=$!
+for _ in $(seq 100); do [[ -s slow.cf32.partial ]] && break; sleep 0.1; done
+[[ -s slow.cf32.partial ]] || fail "klt_decompress wrote nothing of the first 50000 bytes of its input"
+kill -INT $PID
+RC=0
+wait $PID || RC=$?
+kill $WRITER 2>/dev/null || true
+[[ $RC -eq 130 ]] || fail "klt_decompress after SIGINT: exit code $RC, expected 130"
+grep -q "klt_decompress: interrupted: removing the unfinished output" slow.err || fail "klt_decompress: no message after SIGINT"
+no_output "klt_decompress after SIGINT" slow.cf32
+ok "a gap larger than the free space is refused; SIGINT removes an unfinished output"
 
 # Bad input and flags for the compressor: exit 2, a message, no container.
 run() { run_prog "$COMPRESS" "$@"; }

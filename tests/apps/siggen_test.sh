@@ -91,3 +91,17 @@ fi
 chmod u+w readonly
 no_output "unwritable paths" nonexistent_dir/x.cf32
 ok "unwritable paths exit 2 and leave nothing"
+
+# SIGINT while writing a file (--out, --sigmf): exit 130, the unfinished output removed.
+for output in "--out slow.cf32" "--sigmf slow"; do
+  "$BIN" mixture --channels 4 --latent 2 --samples 100000000 --rate 10000 $output >slow.out 2>slow.err &
+  PID=$!
+  for _ in $(seq 100); do ls ./slow.partial* >/dev/null 2>&1 && break; sleep 0.1; done
+  kill -INT $PID
+  RC=0
+  wait $PID || RC=$?
+  [[ $RC -eq 130 ]] || fail "siggen $output after SIGINT: exit code $RC, expected 130"
+  grep -q "siggen: interrupted: removing the unfinished output" slow.err || fail "siggen $output: no message after SIGINT"
+  no_output "siggen $output after SIGINT" slow.cf32 slow.sigmf-data slow.sigmf-meta
+done
+ok "SIGINT removes an unfinished output"
