@@ -65,7 +65,8 @@ const char* kFormatsHelp =
     "  symmetric and hermitian files hold the lower triangle only (diagonal included).\n"
     "  Coordinate (sparse), pattern and skew-symmetric files are not supported.\n"
     "Output files: values one per line with full round-trip precision; matrices as\n"
-    "  '%%MatrixMarket matrix array real|complex general' files.\n"
+    "  '%%MatrixMarket matrix array real|complex general' files. They are written all or\n"
+    "  nothing: when one cannot be written, no output file is created or replaced.\n"
     "Real files are solved in real arithmetic, complex files in complex arithmetic, in the\n"
     "precision that --precision names (double by default).\n";
 
@@ -273,10 +274,12 @@ int run_evd(const Args& args, const MatrixFile& file) {
                                                    const_view(v0, n, n));
   const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
 
-  if (!args.values.empty()) eigstream::write_values(args.values, w.data(), index_t(w.size()));
+  std::vector<eigstream::OutputFile> outputs;
+  if (!args.values.empty()) outputs.push_back(eigstream::values_file(args.values, w.data(), index_t(w.size())));
   if (!args.vectors.empty())
-    eigstream::write_matrix_market<T>(args.vectors, const_view(v, n, n),
-                                      "eigstream evd: eigenvectors of " + args.in + ", one per column");
+    outputs.push_back(eigstream::matrix_market_file<T>(
+        args.vectors, const_view(v, n, n), "eigstream evd: eigenvectors of " + args.in + ", one per column"));
+  eigstream::write_files(outputs);
 
   nlohmann::ordered_json j = result_head<T>(args, eigstream::evd_backend(n, 1, solver_options(args)));
   j["n"] = n;
@@ -305,13 +308,15 @@ int run_svd(const Args& args, const MatrixFile& file) {
                      eigstream::matrix(v.data(), n, k), solver_options(args), const_view(w0, k, k));
   const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
 
-  if (!args.s.empty()) eigstream::write_values(args.s, s.data(), index_t(s.size()));
+  std::vector<eigstream::OutputFile> outputs;
+  if (!args.s.empty()) outputs.push_back(eigstream::values_file(args.s, s.data(), index_t(s.size())));
   if (!args.u.empty())
-    eigstream::write_matrix_market<T>(args.u, const_view(u, m, k),
-                                      "eigstream svd: left singular vectors of " + args.in + ", one per column");
+    outputs.push_back(eigstream::matrix_market_file<T>(
+        args.u, const_view(u, m, k), "eigstream svd: left singular vectors of " + args.in + ", one per column"));
   if (!args.v.empty())
-    eigstream::write_matrix_market<T>(args.v, const_view(v, n, k),
-                                      "eigstream svd: right singular vectors of " + args.in + ", one per column");
+    outputs.push_back(eigstream::matrix_market_file<T>(
+        args.v, const_view(v, n, k), "eigstream svd: right singular vectors of " + args.in + ", one per column"));
+  eigstream::write_files(outputs);
 
   nlohmann::ordered_json j = result_head<T>(args, eigstream::svd_backend(m, n, 1, solver_options(args)));
   j["m"] = m;

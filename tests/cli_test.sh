@@ -212,6 +212,22 @@ expect_header V16.mtx real 16 16 "evd --max-sweeps 1"
 ok "evd --max-sweeps 1 of a random 16 x 16: exit 3, converged false, outputs written"
 
 # ------------------------------------------------------------------------------------------------
+# All or nothing: an output that cannot be written leaves every output as it was
+
+echo precious >s_kept.txt
+run svd --in wide4x6.mtx --s s_kept.txt --u no_such_dir/U.mtx --v V_new.mtx
+expect_rc 2 "svd with --u in a missing directory"
+expect_stderr "^eigstream: no_such_dir/U\.mtx: cannot open for writing" "svd with --u in a missing directory"
+[[ $(cat s_kept.txt) == precious ]] || fail "svd with --u in a missing directory: --s s_kept.txt was replaced"
+[[ ! -e V_new.mtx ]] || fail "svd with --u in a missing directory: --v V_new.mtx was created"
+run evd --in sym5.mtx --values w_new.txt --vectors no_such_dir/V.mtx
+expect_rc 2 "evd with --vectors in a missing directory"
+expect_stderr "^eigstream: no_such_dir/V\.mtx: cannot open for writing" "evd with --vectors in a missing directory"
+[[ ! -e w_new.txt ]] || fail "evd with --vectors in a missing directory: --values w_new.txt was created"
+! ls ./*.tmp-* >/dev/null 2>&1 || fail "a failed write left a temporary behind: $(ls ./*.tmp-*)"
+ok "an output that cannot be written: exit 2, names it, no other output created or replaced, no temporary left"
+
+# ------------------------------------------------------------------------------------------------
 # Bad input and bad usage
 
 run evd --in truncated.mtx

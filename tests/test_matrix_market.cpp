@@ -218,6 +218,35 @@ TEST_CASE("matrix market: a failed write names the path and leaves no file", "[m
   CHECK_FALSE(fs::exists(path));
 }
 
+TEST_CASE("matrix market: write_files writes every file or none", "[matrix_market]") {
+  TempDir dir;
+  const std::string kept = dir.write("kept.txt", "old contents\n");
+  const std::string created = dir.file("created.mtx");
+  const std::string failing = dir.file("no_such_dir/out.mtx");
+  const std::vector<double> a = {0.25, -1.5};
+  const auto column = eigstream::matrix<const double>(a.data(), 2, 1);
+  try {
+    eigstream::write_files({eigstream::values_file(kept, a.data(), 2), eigstream::matrix_market_file(created, column),
+                            eigstream::matrix_market_file(failing, column)});
+    FAIL("no error was thrown");
+  } catch (const Error& e) {
+    CHECK(e.code() == ErrorCode::io);
+    CHECK(std::string(e.what()).find(failing) != std::string::npos);
+  }
+  std::ifstream in(kept);
+  std::string line;
+  std::getline(in, line);
+  CHECK(line == "old contents");
+  CHECK_FALSE(fs::exists(created));
+  CHECK(std::distance(fs::directory_iterator(dir.path()), fs::directory_iterator()) == 1);  // no temporary left
+
+  eigstream::write_files({eigstream::values_file(kept, a.data(), 2), eigstream::matrix_market_file(created, column)});
+  CHECK(eigstream::read_matrix_market(created).data.size() == 2);
+  std::ifstream values(kept);
+  std::getline(values, line);
+  CHECK(line == "0.25");
+}
+
 TEMPLATE_TEST_CASE("values files: one value per line, bit-exact back through strtod", "[matrix_market]", float,
                    double) {
   using R = TestType;

@@ -1,6 +1,6 @@
 // Matrix Market array (dense) files: reading real, integer or complex matrices stored general,
 // symmetric or hermitian (expanded to full column-major storage), and writing general ones with
-// round-trip precision through a temporary file renamed into place.
+// round-trip precision through a temporary file renamed into place, several at once all or nothing.
 //
 // Every fault is an eigstream::Error with code io whose message starts with the path, then, for
 // malformed content, ", line <n>: ". NaN and Inf entries are read as such: rejecting them is the
@@ -17,7 +17,6 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
-#include <functional>
 #include <limits>
 #include <random>
 #include <sstream>
@@ -152,50 +151,44 @@ std::string format_real(double x, int digits) {
   return buf;
 }
 
-// Writes what `emit` produces to `path`. A regular file (or a new one) is written to a temporary in
-// the same directory and renamed over it once complete, so a failed write leaves no half file; a
-// symbolic link is followed first. An existing non-regular file (a device, a pipe) is written in place.
-void write_file(const std::string& path, const std::function<void(std::ostream&)>& emit) {
+// Where a file is written: a regular file (or a new one) to a temporary beside it, renamed over it
+// once complete, a symbolic link being followed first; an existing non-regular file (a device, a
+// pipe) in place.
+struct Destination {
+  const OutputFile* file = nullptr;
+  std::string target;     // the file renamed over or written in place
+  std::string temporary;  // empty: written in place
+};
+
+Destination destination_of(const OutputFile& file) {
   namespace fs = std::filesystem;
   std::error_code ec;
-  const fs::file_status status = fs::status(path, ec);
-  const bool in_place = fs::exists(status) && !fs::is_regular_file(status);
-  std::string target = path;
-  if (!in_place && fs::is_symlink(fs::symlink_status(path, ec))) {
-    const fs::path resolved = fs::weakly_canonical(path, ec);
-    if (!ec) target = resolved.string();
+  const fs::file_status status = fs::status(file.path, ec);
+  Destination d{&file, file.path, ""};
+  if (fs::exists(status) && !fs::is_regular_file(status)) return d;
+  if (fs::is_symlink(fs::symlink_status(file.path, ec))) {
+    const fs::path resolved = fs::weakly_canonical(file.path, ec);
+    if (!ec) d.target = resolved.string();
   }
-  std::string tmp = target;
-  if (!in_place) {
-    std::random_device rd;
-    char suffix[32];
-    std::snprintf(suffix, sizeof suffix, ".tmp-%08x", static_cast<unsigned>(rd()));
-    tmp += suffix;
-  }
-  auto discard = [&] {
-    std::error_code ignored;
-    if (!in_place) fs::remove(tmp, ignored);
-  };
+  std::random_device rd;
+  char suffix[32];
+  std::snprintf(suffix, sizeof suffix, ".tmp-%08x", static_cast<unsigned>(rd()));
+  d.temporary = d.target + suffix;
+  return d;
+}
 
-  std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+// Writes `file` to `path` (its temporary or its target); Error(io) naming the file's path.
+void write_to(const std::string& path, const OutputFile& file) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
   if (!out) {
     const int err = errno;
-    throw Error(ErrorCode::io, path + ": cannot open for writing: " + (err ? std::strerror(err) : "unknown error"));
+    throw Error(ErrorCode::io, file.path + ": cannot open for writing: " + (err ? std::strerror(err) : "unknown error"));
   }
-  emit(out);
+  file.write(out);
   out.flush();
   const bool written = static_cast<bool>(out);
   out.close();
-  if (!written || out.fail()) {
-    discard();
-    throw Error(ErrorCode::io, path + ": write failed (disk full?)");
-  }
-  if (in_place) return;
-  fs::rename(tmp, target, ec);
-  if (ec) {
-    discard();
-    throw Error(ErrorCode::io, path + ": cannot replace the file: " + ec.message());
-  }
+  if (!written || out.fail()) throw Error(ErrorCode::io, file.path + ": write failed (disk full?)");
 }
 
 }  // namespace
@@ -307,7 +300,7 @@ MatrixFile read_matrix_market(const std::string& path) {
 }
 
 template <class T>
-void write_matrix_market(const std::string& path, MatrixView<const T> a, const std::string& comment) {
+OutputFile matrix_market_file(const std::string& path, MatrixView<const T> a, const std::string& comment) {
   using R = real_t<T>;
   if (a.rows < 0 || a.cols < 0 || a.ld < a.rows ||
       (a.data == nullptr && a.rows * a.cols > 0))
@@ -315,7 +308,7 @@ void write_matrix_market(const std::string& path, MatrixView<const T> a, const s
                 "write_matrix_market('" + path + "'): bad matrix view (" + std::to_string(a.rows) + " x " +
                     std::to_string(a.cols) + ", ld " + std::to_string(a.ld) + ")");
 
-  write_file(path, [&](std::ostream& out) {
+  const auto write = [a, comment](std::ostream& out) {
     const int digits = std::numeric_limits<R>::max_digits10;
     out << "%%MatrixMarket matrix array " << (is_complex_v<T> ? "complex" : "real") << " general\n";
     if (!comment.empty()) {
@@ -333,14 +326,55 @@ void write_matrix_market(const std::string& path, MatrixView<const T> a, const s
         }
       }
     }
-  });
+  };
+  return {path, write};
+}
+
+template <class R>
+OutputFile values_file(const std::string& path, const R* values, index_t count) {
+  const auto write = [values, count](std::ostream& out) {
+    for (index_t i = 0; i < count; ++i) out << format_real(values[i], std::numeric_limits<R>::max_digits10) << '\n';
+  };
+  return {path, write};
+}
+
+void write_files(const std::vector<OutputFile>& files) {
+  std::vector<Destination> destinations;
+  for (const OutputFile& file : files) destinations.push_back(destination_of(file));
+  const auto remove_temporaries = [&](std::size_t from) {
+    std::error_code ignored;
+    for (std::size_t i = from; i < destinations.size(); ++i)
+      if (!destinations[i].temporary.empty()) std::filesystem::remove(destinations[i].temporary, ignored);
+  };
+  try {
+    for (const Destination& d : destinations)
+      if (!d.temporary.empty()) write_to(d.temporary, *d.file);
+    for (const Destination& d : destinations)
+      if (d.temporary.empty()) write_to(d.target, *d.file);
+  } catch (...) {
+    remove_temporaries(0);
+    throw;
+  }
+  for (std::size_t i = 0; i < destinations.size(); ++i) {
+    const Destination& d = destinations[i];
+    if (d.temporary.empty()) continue;
+    std::error_code ec;
+    std::filesystem::rename(d.temporary, d.target, ec);
+    if (ec) {
+      remove_temporaries(i);
+      throw Error(ErrorCode::io, d.file->path + ": cannot replace the file: " + ec.message());
+    }
+  }
+}
+
+template <class T>
+void write_matrix_market(const std::string& path, MatrixView<const T> a, const std::string& comment) {
+  write_files({matrix_market_file(path, a, comment)});
 }
 
 template <class R>
 void write_values(const std::string& path, const R* values, index_t count) {
-  write_file(path, [&](std::ostream& out) {
-    for (index_t i = 0; i < count; ++i) out << format_real(values[i], std::numeric_limits<R>::max_digits10) << '\n';
-  });
+  write_files({values_file(path, values, count)});
 }
 
 template void write_values<float>(const std::string&, const float*, index_t);
@@ -351,5 +385,13 @@ template void write_matrix_market<std::complex<float>>(const std::string&, Matri
                                                        const std::string&);
 template void write_matrix_market<std::complex<double>>(const std::string&, MatrixView<const std::complex<double>>,
                                                         const std::string&);
+template OutputFile values_file<float>(const std::string&, const float*, index_t);
+template OutputFile values_file<double>(const std::string&, const double*, index_t);
+template OutputFile matrix_market_file<float>(const std::string&, MatrixView<const float>, const std::string&);
+template OutputFile matrix_market_file<double>(const std::string&, MatrixView<const double>, const std::string&);
+template OutputFile matrix_market_file<std::complex<float>>(const std::string&, MatrixView<const std::complex<float>>,
+                                                            const std::string&);
+template OutputFile matrix_market_file<std::complex<double>>(const std::string&, MatrixView<const std::complex<double>>,
+                                                             const std::string&);
 
 }  // namespace eigstream
