@@ -2,6 +2,7 @@
 #include "eigstream/streaming/klt_container.hpp"
 
 #include "eigstream/error.hpp"
+#include "eigstream/streaming/sample_format.hpp"
 
 #include <algorithm>
 #include <array>
@@ -96,7 +97,9 @@ std::string system_error(const std::string& what) { return what + ": " + std::st
 
 KltWriter::KltWriter(std::string path, const KltHeader& header)
     : path_(std::move(path)), partial_(path_ + ".partial"), header_(header) {
-  if (header.channels == 0) throw Error(ErrorCode::invalid_argument, "KLT container " + path_ + ": channels is 0");
+  if (header.channels == 0 || header.channels > max_channels)
+    throw Error(ErrorCode::invalid_argument, "KLT container " + path_ + ": " + std::to_string(header.channels) +
+                                                 " channels, not between 1 and " + std::to_string(max_channels));
   file_ = std::fopen(partial_.c_str(), "wb");
   if (!file_) throw Error(ErrorCode::io, system_error("KLT container: cannot create " + partial_));
   std::vector<unsigned char> h(kMagic, kMagic + 8);
@@ -215,7 +218,8 @@ KltReader::KltReader(std::string path) : path_(std::move(path)) {
   const auto crc = static_cast<std::uint32_t>(f.u(4));
   if (crc != crc32(payload_.data(), kHeaderBytes - 4)) bad(28, "header CRC mismatch (corrupt header)");
   if (version != kVersion) bad(8, "version " + std::to_string(version) + " (this reader reads version 1)");
-  if (header_.channels == 0) bad(12, "0 channels");
+  if (header_.channels == 0 || header_.channels > max_channels)
+    bad(12, std::to_string(header_.channels) + " channels, not between 1 and " + std::to_string(max_channels));
   if (coefficients > 1) bad(24, "unknown coefficient format " + std::to_string(coefficients));
   header_.coefficients = static_cast<CoefficientFormat>(coefficients);
   offset_ = kHeaderBytes;

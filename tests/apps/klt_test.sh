@@ -170,9 +170,14 @@ check_bad "byte [0-9]+: CRC mismatch" --in corrupt.klt --out c.cf32
 head -c 100000 int16.klt >truncated.klt
 check_bad "truncated" --in truncated.klt --out t.cf32
 check_bad "bad magic" --in mix.cf32 --out m.cf32
+python3 -c '
+import struct, zlib
+header = b"EIGKLT\r\n" + struct.pack("<IIdI", 1, 65537, 0.0, 1)
+open("wide.klt", "wb").write(header + struct.pack("<I", zlib.crc32(header)))'
+check_bad "KLT container wide\.klt, byte 12: 65537 channels" --in wide.klt --out w.cf32
 check_bad "cannot open" --in missing.klt --out m.cf32
 check_bad "--out|--sigmf" --in int16.klt
-no_output "bad containers" c.cf32 t.cf32 m.cf32
+no_output "bad containers" c.cf32 t.cf32 m.cf32 w.cf32
 ok "corrupt, truncated and foreign containers are refused"
 
 # Valid containers of one block, starting at sample 1000 and at 2^50: the first restores its gap as

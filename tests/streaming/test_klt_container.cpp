@@ -6,6 +6,7 @@
 #include <complex>
 #include <cstdint>
 #include <cstdio>
+#include <fstream>
 #include <limits>
 #include <string>
 #include <vector>
@@ -61,6 +62,16 @@ TEST_CASE("klt container: the writer refuses a block before the end of the last,
   }
   CHECK(read_all(path).empty());
   std::remove(path.c_str());
+}
+
+TEST_CASE("klt container: the writer refuses a channel count its reader refuses", "[klt-container]") {
+  const std::string path = temporary("channels");
+  for (const std::uint32_t channels : {0u, 65537u}) {
+    CAPTURE(channels);
+    CHECK_THROWS_WITH(KltWriter(path, {channels, 0, CoefficientFormat::float32}),
+                      Catch::Contains(path + ": " + std::to_string(channels) + " channels, not between 1 and 65536"));
+  }
+  CHECK_FALSE(std::ifstream(path + ".partial"));
 }
 
 TEST_CASE("klt container: the reader refuses NaN or Inf in a basis or in float32 coefficients", "[klt-container]") {

@@ -2,7 +2,8 @@
 // little-endian file of a header and records; every record carries its length and a CRC-32, and an
 // end record closes a complete file, so truncation and corruption are detected and named.
 //
-//   header  magic "EIGKLT\r\n" (8 bytes), u32 version (1), u32 channels, f64 sample_rate (0: unknown),
+//   header  magic "EIGKLT\r\n" (8 bytes), u32 version (1), u32 channels (1 to max_channels of
+//           sample_format.hpp, 65536), f64 sample_rate (0: unknown),
 //           u32 coefficients (0: complex float32, 1: complex int16 with a per-block scale),
 //           u32 CRC-32 of the 28 bytes before it (32 bytes in all)
 //   record  u32 tag, u32 payload bytes, payload, u32 CRC-32 of tag, length and payload
