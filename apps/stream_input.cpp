@@ -61,7 +61,8 @@ void add_input_flags(CLI::App& app, InputFlags& flags) {
   app.add_option("--format", flags.format, "Raw file, UDP, TCP: sample format, cf32 or ci16")
       ->check(CLI::IsMember({"cf32", "ci16"}))
       ->capture_default_str();
-  app.add_option("--channels", flags.channels, "Raw file, UDP, TCP: channels per sample")
+  app.add_option("--channels", flags.channels,
+                 "Raw file, UDP, TCP: channels per sample (SigMF says it itself; another count is refused)")
       ->check(CLI::Range(std::size_t(1), io::max_channels));
   app.add_option("--sample-rate", flags.sample_rate, "Raw file, UDP, TCP: sample rate in Hz (for the summary)")
       ->check(non_negative());
@@ -77,6 +78,9 @@ Input open_input(const InputFlags& flags) {
     if (ends_with(flags.in, ".sigmf-meta") || ends_with(flags.in, ".sigmf-data")) {
       auto reader = std::make_unique<io::SigmfReader>(io::SigmfReaderOptions{flags.in});
       input.sigmf = reader->metadata();
+      if (flags.channels != 0 && flags.channels != input.sigmf->num_channels)
+        bad("--channels " + std::to_string(flags.channels) + " but " + reader->paths().meta + " says " +
+            std::to_string(input.sigmf->num_channels) + " channels (core:num_channels)");
       input.bytes_per_sample = io::sample_bytes(input.sigmf->datatype, input.sigmf->num_channels);
       input.description = "SigMF " + reader->paths().data + " (" + io::to_string(input.sigmf->datatype) + ", " +
                           std::to_string(input.sigmf->num_channels) + " channels)";

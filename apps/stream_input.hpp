@@ -20,7 +20,7 @@ namespace eigstream::apps {
 struct InputFlags {
   std::string in;              // a raw file, or a SigMF recording (NAME.sigmf-meta / NAME.sigmf-data)
   std::string format = "cf32";  // raw file, UDP, TCP: cf32 or ci16
-  std::size_t channels = 0;     // raw file, UDP, TCP (SigMF says it itself)
+  std::size_t channels = 0;     // raw file, UDP, TCP (SigMF says it itself: 0 or the same count)
   double sample_rate = 0;       // raw file, UDP, TCP: Hz, for the summary; 0: unknown
   std::string udp;              // [HOST:]PORT to receive datagrams on
   bool seqnum = false;          // UDP datagrams start with a uint64 sequence number
@@ -42,7 +42,8 @@ struct Input {
 };
 
 // Opens the input the flags name. Throws eigstream::Error: invalid_argument for flags that do not
-// fit together (the message names the flag), io for an input that cannot be opened or read.
+// fit together or disagree with a SigMF recording's metadata (the message names the flag), io for an
+// input that cannot be opened or read.
 Input open_input(const InputFlags& flags);
 
 // Error(invalid_argument) naming `flag` when `path` is one of the input's files: an output written

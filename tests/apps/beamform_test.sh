@@ -69,6 +69,12 @@ PY
 cp out sigmf.out
 ok "SigMF: RMS DOA error $(python3 -c "import json; print(round(json.load(open('summary.json'))['rms_doa_error_deg'], 4))") degree, MVDR peaks at the sources"
 
+# --channels with SigMF input is taken when it agrees with the metadata (and refused when not, below).
+run --in doa.sigmf-meta --block 200 --channels 8 --quiet
+expect_rc 0 "beamform SigMF --channels 8"
+cmp -s <(head -n -1 out) <(head -n -1 sigmf.out) || fail "SigMF with --channels 8 gives other blocks than without"
+ok "SigMF with --channels as the metadata says"
+
 # A raw file with the geometry and the truth from flags: the same estimates.
 run_prog "$SIGGEN" "${ARRAY[@]}" --out doa.cf32
 run --in doa.cf32 --channels 8 --elements 8 --spacing 0.5 --truth=-20,35 --quiet
@@ -130,6 +136,7 @@ check_bad "4 elements but the input 8 channels" --in doa.cf32 --channels 8 --ele
 check_bad "--position a:b" --in doa.cf32 --channels 8 --position a:b
 check_bad "missing.cf32" --in missing.cf32 --channels 8
 check_bad "needs --channels" --in doa.cf32
+check_bad "--channels 4 but doa\.sigmf-meta says 8 channels" --in doa.sigmf-meta --channels 4
 check_bad "--udp localhost:x" --udp localhost:x --channels 8
 check_bad "excludes" --in doa.cf32 --channels 8 --elements 8 --position 0:0
 check_bad "--position 0.5x:0" --in doa.cf32 --channels 8 --position 0.5x:0

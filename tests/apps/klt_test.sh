@@ -234,6 +234,7 @@ a[2500 * 4 * 2 + 3] = float("nan")
 open("nan.cf32", "wb").write(a.tobytes())'
 check_bad "block 2 \(samples 2048 to 3000\) holds NaN" --in nan.cf32 --channels 4 --block 1024 --out nan.klt --quiet
 check_bad "needs --channels" --in mix.cf32 --out x.klt
+check_bad "--channels 8 but rec\.sigmf-meta says 16 channels" --in rec.sigmf-meta --channels 8 --out x.klt
 check_bad "--components 20 but the input has 16 channels" --in mix.cf32 --channels 16 --components 20 --out x.klt
 check_bad "excludes" --in mix.cf32 --channels 16 --components 4 --energy 0.9 --out x.klt
 check_bad "--lambda" --in mix.cf32 --channels 16 --lambda 1 --out x.klt
