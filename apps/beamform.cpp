@@ -49,9 +49,15 @@ struct Settings {
 
 [[noreturn]] void bad(const std::string& message) { throw Error(ErrorCode::invalid_argument, message); }
 
+// An array and where its element positions came from (for messages).
+struct Array {
+  eigstream::ArrayGeometry geometry;
+  std::string origin;
+};
+
 // The array: --positions, else --elements/--spacing, else the SigMF recording's geometry, else a
 // uniform linear array of one element per channel.
-eigstream::ArrayGeometry geometry_of(const Settings& s, const eigstream::apps::Input& input, std::size_t channels) {
+Array array_of(const Settings& s, const eigstream::apps::Input& input, std::size_t channels) {
   if (!s.positions.empty()) {
     std::vector<eigstream::ArrayGeometry::Position> p;
     for (const std::string& text : s.positions) {
@@ -69,12 +75,28 @@ eigstream::ArrayGeometry geometry_of(const Settings& s, const eigstream::apps::I
         bad("--position " + text + ": expected X:Y in wavelengths, for example 0.5:0");
       }
     }
-    return eigstream::ArrayGeometry(p);
+    return {eigstream::ArrayGeometry(p), "--position"};
   }
-  if (s.elements > 0) return eigstream::ArrayGeometry::uniform_linear(s.elements, s.spacing);
-  if (input.sigmf && !input.sigmf->captures.empty() && !input.sigmf->captures[0].element_geometry.empty())
-    return io::sigmf_array_geometry(*input.sigmf, io::sigmf_paths(s.input.in).meta);
-  return eigstream::ArrayGeometry::uniform_linear(index_t(channels), s.spacing);
+  if (s.elements > 0) return {eigstream::ArrayGeometry::uniform_linear(s.elements, s.spacing), "--elements/--spacing"};
+  if (input.sigmf && !input.sigmf->captures.empty() && !input.sigmf->captures[0].element_geometry.empty()) {
+    const std::string meta = io::sigmf_paths(s.input.in).meta;
+    return {io::sigmf_array_geometry(*input.sigmf, meta), meta + ", captures[0].spatial:element_geometry"};
+  }
+  return {eigstream::ArrayGeometry::uniform_linear(index_t(channels), s.spacing),
+          "one element per channel, --spacing apart"};
+}
+
+// Error(invalid_argument) unless the array fits the input and its elements are apart: elements all at
+// one point see every direction alike.
+void check_array(const Array& array, std::size_t channels) {
+  const std::vector<eigstream::ArrayGeometry::Position>& p = array.geometry.positions();
+  if (p.size() != channels)
+    bad("the array (from " + array.origin + ") has " + std::to_string(p.size()) + " elements but the input " +
+        std::to_string(channels) + " channels");
+  const auto at_first = [&p](const eigstream::ArrayGeometry::Position& q) { return q.x == p[0].x && q.y == p[0].y; };
+  if (p.size() > 1 && std::all_of(p.begin(), p.end(), at_first))
+    bad("the element positions (from " + array.origin + ") coincide: all " + std::to_string(p.size()) +
+        " elements are at one point, so no direction can be estimated");
 }
 
 // Errors of the estimates against the truth, over the blocks that found as many directions as there
@@ -119,10 +141,8 @@ int run(const Settings& s) {
   eigstream::apps::refuse_input_as_output(input, "--json", s.json);
   eigstream::apps::refuse_input_as_output(input, "--plot", s.plot);
   const std::size_t channels = input.reader->channels();
-  const eigstream::ArrayGeometry geometry = geometry_of(s, input, channels);
-  if (std::size_t(geometry.elements()) != channels)
-    bad("the array has " + std::to_string(geometry.elements()) + " elements but the input " + std::to_string(channels) +
-        " channels");
+  const Array array = array_of(s, input, channels);
+  check_array(array, channels);
   if (s.sources >= channels) bad("--sources " + std::to_string(s.sources) + " must be < the " + std::to_string(channels) + " elements");
   std::vector<double> truth = s.truth;
   if (truth.empty() && input.sigmf) truth = io::sigmf_source_angles(*input.sigmf);
@@ -148,7 +168,7 @@ int run(const Settings& s) {
   eigstream::parse_backend(s.backend, dc.options.backend);  // checked by --backend's IsMember
   auto& decompose = pipeline.add<io::DecomposeStage>("decompose", dc);
   io::BeamformStageConfig bc;
-  bc.geometry = geometry;
+  bc.geometry = array.geometry;
   bc.angles_deg = eigstream::angle_grid(-90, 90, s.grid_step);
   bc.sources = s.sources;
   auto& beamform = pipeline.add<io::BeamformStage>("beamform", bc);
@@ -218,8 +238,8 @@ int main(int argc, char** argv) {
   app.footer(
       "\nArray: --position X:Y (one per element, wavelengths), else --elements N --spacing D (a uniform\n"
       "linear array), else the SigMF recording's spatial:element_geometry, else a uniform linear array of\n"
-      "one element per channel spaced --spacing. Angles are degrees from broadside, positive toward the\n"
-      "array axis (+x), as siggen writes them.\n\n"
+      "one element per channel spaced --spacing; elements all at one point are refused. Angles are\n"
+      "degrees from broadside, positive toward the array axis (+x), as siggen writes them.\n\n"
       "Each block of --block samples gives a covariance (that block's alone, or exponentially forgotten\n"
       "with --lambda), its eigendecomposition warm-started from the previous block's, and one JSON line on\n"
       "stdout: block, first_sample, samples, num_sources (--sources K, or MDL's estimate), doa_deg (MUSIC,\n"

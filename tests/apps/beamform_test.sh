@@ -141,6 +141,20 @@ check_bad "--udp localhost:x" --udp localhost:x --channels 8
 check_bad "excludes" --in doa.cf32 --channels 8 --elements 8 --position 0:0
 check_bad "--position 0.5x:0" --in doa.cf32 --channels 8 --position 0.5x:0
 check_bad "--position 1:0zz" --in doa.cf32 --channels 8 --position 1:0zz
+SAME_POINT=()
+for n in 1 2 3 4 5 6 7 8; do SAME_POINT+=(--position 0.5:0.25); done
+check_bad "the element positions \(from --position\) coincide: all 8 elements are at one point, so no direction can be estimated" \
+  --in doa.cf32 --channels 8 "${SAME_POINT[@]}"
+python3 - <<'PY'
+import json, shutil
+meta = json.load(open("doa.sigmf-meta"))
+geometry = meta["captures"][0]["spatial:element_geometry"]
+for element in geometry:
+    element["point"] = list(geometry[2]["point"])
+json.dump(meta, open("same.sigmf-meta", "w"))
+shutil.copy("doa.sigmf-data", "same.sigmf-data")
+PY
+check_bad "element positions \(from same\.sigmf-meta, captures\[0\]\.spatial:element_geometry\) coincide" --in same.sigmf-meta
 check_bad "--truth: nan is not a finite number" --in doa.cf32 --channels 8 --truth nan,5
 check_bad "--grid-step: NaN is not a finite number" --in doa.cf32 --channels 8 --grid-step NaN
 check_bad "--idle-seconds" --udp 5999 --channels 8 --idle-seconds 1e300
