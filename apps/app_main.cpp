@@ -103,6 +103,14 @@ bool run_pipeline(streaming::Pipeline& pipeline, const std::string& program) {
   return on_signal.stopped();
 }
 
+void record_stage_counts(nlohmann::json& summary, const streaming::Pipeline& pipeline) {
+  for (const auto& st : pipeline.stats()) {
+    if (st.malformed > 0) summary["malformed_" + st.name] = st.malformed;
+    if (st.lost_samples > 0) summary["lost_samples"] = st.lost_samples;
+    if (st.resyncs > 0) summary["resyncs"] = st.resyncs;
+  }
+}
+
 void record_plot(nlohmann::json& summary, const std::string& program, const std::string& path,
                  const std::string& why_not) {
   summary["plot"] = why_not.empty() ? path : "none: " + why_not;

@@ -58,6 +58,11 @@ class StopOnSignal {
 // (StopOnSignal). Returns whether a signal did.
 bool run_pipeline(streaming::Pipeline& pipeline, const std::string& program);
 
+// Records in the summary what the pipeline's stages counted, each when not 0: malformed_STAGE (inputs
+// skipped as malformed), and the source's lost_samples (sequence gaps) and resyncs (sequence
+// numberings followed anew, no loss counted).
+void record_stage_counts(nlohmann::json& summary, const streaming::Pipeline& pipeline);
+
 // Records the --plot outcome in the summary (the path, or "none: why") and says why on stderr.
 void record_plot(nlohmann::json& summary, const std::string& program, const std::string& path,
                  const std::string& why_not);

@@ -209,10 +209,7 @@ int run(const Settings& s) {
   nlohmann::json summary = {{"summary", true}, {"blocks", blocks}, {"skipped_blocks", skipped},
                             {"elements", channels}, {"block_samples", s.block}, {"seconds", seconds},
                             {"backend", eigstream::to_string(decompose.backend())}};
-  for (const auto& st : pipeline.stats()) {
-    if (st.malformed > 0) summary["malformed_" + st.name] = st.malformed;
-    if (st.lost_samples > 0) summary["lost_samples"] = st.lost_samples;  // the source's: sequence gaps
-  }
+  eigstream::apps::record_stage_counts(summary, pipeline);
   if (interrupted) summary["interrupted"] = true;
   if (!truth.empty()) {
     summary["truth_deg"] = truth;

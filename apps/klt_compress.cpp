@@ -246,10 +246,7 @@ int run(const Settings& s) {
       {"seconds", seconds},
       {"backend", eigstream::to_string(decompose.backend())},
   };
-  for (const auto& st : pipeline.stats()) {
-    if (st.malformed > 0) summary["malformed_" + st.name] = st.malformed;
-    if (st.lost_samples > 0) summary["lost_samples"] = st.lost_samples;  // the source's: sequence gaps
-  }
+  eigstream::apps::record_stage_counts(summary, pipeline);
   if (interrupted) summary["interrupted"] = true;
   if (!s.plot.empty()) eigstream::apps::record_plot(summary, "klt_compress", s.plot, plot(s, compressor, channels));
   eigstream::apps::write_summary(summary, s.json);

@@ -13,6 +13,7 @@ struct AtomicCounters {
   std::atomic<std::uint64_t> samples{0};
   std::atomic<std::uint64_t> bytes{0};
   std::atomic<std::uint64_t> lost_samples{0};
+  std::atomic<std::uint64_t> resyncs{0};
   std::atomic<std::uint64_t> malformed{0};
   std::atomic<std::uint64_t> reconnects{0};
 
@@ -25,6 +26,7 @@ struct AtomicCounters {
     c.samples = samples.load(std::memory_order_relaxed);
     c.bytes = bytes.load(std::memory_order_relaxed);
     c.lost_samples = lost_samples.load(std::memory_order_relaxed);
+    c.resyncs = resyncs.load(std::memory_order_relaxed);
     c.malformed = malformed.load(std::memory_order_relaxed);
     c.reconnects = reconnects.load(std::memory_order_relaxed);
     return c;

@@ -92,6 +92,7 @@ void ReaderSource::cancel() { reader_->cancel(); }
 void ReaderSource::add_counters(StageStats& stats) const {
   const ReaderCounters counters = reader_->counters();
   stats.lost_samples += counters.lost_samples;
+  stats.resyncs += counters.resyncs;
   stats.malformed += counters.malformed;
 }
 

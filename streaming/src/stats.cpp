@@ -78,6 +78,7 @@ std::string format_status(const std::vector<StageStats>& stages, bool overflow) 
     if (s.items > 0 && s.latency_p99_seconds > 0) append(line, " p99 %.3gms", s.latency_p99_seconds * 1e3);
     if (s.dropped > 0) append(line, " drop %llu", static_cast<unsigned long long>(s.dropped));
     if (s.lost_samples > 0) append(line, " lost %llu", static_cast<unsigned long long>(s.lost_samples));
+    if (s.resyncs > 0) append(line, " resync %llu", static_cast<unsigned long long>(s.resyncs));
     if (s.malformed > 0) append(line, " bad %llu", static_cast<unsigned long long>(s.malformed));
   }
   if (overflow) line += " O";

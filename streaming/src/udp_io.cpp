@@ -50,7 +50,6 @@ struct UdpSampleReader::Impl {
   CancelSignal cancel;
   AtomicCounters counters;
   std::atomic<std::uint64_t> out_of_order{0};
-  std::atomic<std::uint64_t> resyncs{0};
 
   explicit Impl(const UdpReaderOptions& o)
       : options(o),
@@ -99,13 +98,13 @@ struct UdpSampleReader::Impl {
         pending_lost += lost;
         AtomicCounters::add(counters.lost_samples, lost);
       } else if (have_seqnum && seqnum > next_seqnum) {
-        AtomicCounters::add(resyncs, 1);
+        AtomicCounters::add(counters.resyncs, 1);
       } else if (have_seqnum && seqnum < next_seqnum) {
         if (next_seqnum - seqnum <= options.reorder_window) {
           AtomicCounters::add(out_of_order, 1);
           return;
         }
-        AtomicCounters::add(resyncs, 1);
+        AtomicCounters::add(counters.resyncs, 1);
       }
       have_seqnum = true;
       next_seqnum = seqnum + 1;
@@ -167,7 +166,6 @@ UdpSampleReader::UdpSampleReader(const UdpReaderOptions& options) : impl_(std::m
 UdpSampleReader::~UdpSampleReader() = default;
 std::uint16_t UdpSampleReader::port() const { return impl_->port; }
 std::uint64_t UdpSampleReader::out_of_order() const { return impl_->out_of_order.load(std::memory_order_relaxed); }
-std::uint64_t UdpSampleReader::resyncs() const { return impl_->resyncs.load(std::memory_order_relaxed); }
 std::size_t UdpSampleReader::channels() const { return impl_->options.channels; }
 double UdpSampleReader::sample_rate() const { return impl_->options.sample_rate; }
 ReadResult UdpSampleReader::read(sample_t* out, std::size_t max_samples) { return impl_->read(out, max_samples); }

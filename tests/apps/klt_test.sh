@@ -105,8 +105,10 @@ expect_rc 0 "klt_compress small file"
 cmp -s udp.klt file.klt || fail "the container from UDP differs from the one from the file ($(cat udp.out))"
 ok "UDP input gives the container of the file input"
 
-# UDP datagrams with sequence numbers, one missing: the summary counts its samples lost, and the
-# decompressed stream holds them as zeros where they were.
+# UDP datagrams with sequence numbers, one missing and, later, one far ahead (a sender that jumped
+# its numbering, beyond the reader's 65536-datagram gap bound): the summary counts the missing one's
+# samples lost and the jump a resync, and the decompressed stream holds the lost samples as zeros
+# where they were (and none for the jump).
 PORT=$(free_udp_port)
 "$COMPRESS" --udp $PORT --seqnum --channels 16 --components 4 --out gap.klt --quiet --idle-seconds 10 >gap.out 2>gap.err &
 COMPRESSOR=$!
@@ -118,14 +120,16 @@ per = 11 * 16 * 8  # 11 samples a datagram
 s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
 for seq in range(1, len(data) // per + 1):
     if seq != 7:  # lost on the way
-        s.sendto(struct.pack("<Q", seq) + data[(seq - 1) * per:seq * per], ("127.0.0.1", int(sys.argv[1])))
+        number = seq if seq < 100 else seq + (1 << 20)  # the sender jumps ahead at datagram 100
+        s.sendto(struct.pack("<Q", number) + data[(seq - 1) * per:seq * per], ("127.0.0.1", int(sys.argv[1])))
         time.sleep(0.0002)
 for _ in range(3):
     s.sendto(b"", ("127.0.0.1", int(sys.argv[1])))
 PY
 wait $COMPRESSOR || { cat gap.err >&2; fail "klt_compress --udp --seqnum failed"; }
 cp gap.out out
-expect_json "j['lost_samples'] == 11 and j['samples'] == 20000 // 11 * 11 - 11" "a lost datagram's samples counted"
+expect_json "j['lost_samples'] == 11 and j['resyncs'] == 1 and j['samples'] == 20000 // 11 * 11 - 11" \
+  "a lost datagram's samples counted, and the jump ahead as a resync"
 run_prog "$DECOMPRESS" --in gap.klt --out gap.cf32
 expect_rc 0 "klt_decompress of a stream with a gap"
 expect_json "j['gap_samples'] == 11 and j['samples'] == 20000 // 11 * 11" "the gap restored as zeros (counted in samples)"
@@ -134,7 +138,7 @@ import array, sys
 y = array.array('f'); y.frombytes(open('gap.cf32', 'rb').read())
 sys.exit(0 if len(y) == 20000 // 11 * 11 * 32 and not any(y[66 * 32:77 * 32]) and any(y[77 * 32:78 * 32]) else 1)" ||
   fail "the lost samples are not zeros at samples 66 to 76 of the restored stream"
-ok "a lost UDP datagram: counted in the summary, zeros in its place"
+ok "a lost UDP datagram and a jump ahead: counted in the summary, zeros in the lost one's place"
 
 # SIGINT on a live stream that would never end (--idle-seconds 0): the container is finished, not lost.
 PORT=$(free_tcp_port)

@@ -295,6 +295,7 @@ TEST_CASE("pipeline: statistics count every item, and latency grows along the ch
     CHECK(stats[i].dropped == 0);
     CHECK(stats[i].malformed == 0);
     CHECK(stats[i].lost_samples == 0);
+    CHECK(stats[i].resyncs == 0);
     CHECK(stats[i].items_per_second > 0);
     CHECK(stats[i].bytes_per_second == Approx(stats[i].items_per_second * block_samples * channels * 8));
     CHECK(stats[i].latency_p50_seconds <= stats[i].latency_p99_seconds);
@@ -336,7 +337,7 @@ TEST_CASE("latency histogram: quantiles within 1/16 of the exact order statistic
   CHECK(es::LatencyHistogram().quantile(0.99) == 0);
 }
 
-TEST_CASE("status line: every stage, drops, and the O marker on overflow", "[streaming]") {
+TEST_CASE("status line: every stage, drops, losses, and the O marker on overflow", "[streaming]") {
   es::StageStats source, sink;
   source.name = "source";
   source.items_per_second = 12345;
@@ -350,6 +351,9 @@ TEST_CASE("status line: every stage, drops, and the O marker on overflow", "[str
   const std::string line = es::format_status({source, sink}, true);
   CHECK(line == "source 12.3k/s 6.40GB/s | sink 0.00/s 0.00B/s q<=16/16 p99 2.5ms drop 3 O");
   CHECK(es::format_status({source}, false) == "source 12.3k/s 6.40GB/s");
+  source.lost_samples = 11;
+  source.resyncs = 2;
+  CHECK(es::format_status({source}, false) == "source 12.3k/s 6.40GB/s lost 11 resync 2");
 }
 
 TEST_CASE("writer sink: blocks reach the writer in order, a channel mismatch is a clear error", "[streaming]") {

@@ -32,6 +32,7 @@ struct ReaderCounters {
   std::uint64_t samples = 0;       // samples delivered
   std::uint64_t bytes = 0;         // payload bytes consumed
   std::uint64_t lost_samples = 0;  // samples known lost (sequence gaps)
+  std::uint64_t resyncs = 0;       // sequence numberings followed anew, no loss counted (UDP)
   std::uint64_t malformed = 0;     // datagrams / frames rejected as malformed and skipped
   std::uint64_t reconnects = 0;    // connections re-established after the peer went away
 };

@@ -12,8 +12,9 @@
 //   its samples. A datagram behind it by at most reorder_window arrived late or twice: its place in
 //   the stream has passed, so it is skipped and counted in out_of_order(). One further behind, or
 //   further ahead than max_gap_datagrams (a sender that restarted its numbering, or a corrupt
-//   number), is a resync: the reader follows the new numbering, counts it in resyncs(), and
-//   reports no loss (a reported loss becomes that many samples of zeros downstream).
+//   number), is a resync: the reader follows the new numbering, counts it in
+//   ReaderCounters::resyncs, and reports no loss (a reported loss becomes that many samples of zeros
+//   downstream).
 #pragma once
 
 #include <cstdint>
@@ -50,7 +51,6 @@ class UdpSampleReader final : public SampleReader {
 
   std::uint16_t port() const;  // the bound port
   std::uint64_t out_of_order() const;
-  std::uint64_t resyncs() const;
 
   std::size_t channels() const override;
   double sample_rate() const override;
