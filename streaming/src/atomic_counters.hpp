@@ -16,6 +16,7 @@ struct AtomicCounters {
   std::atomic<std::uint64_t> resyncs{0};
   std::atomic<std::uint64_t> malformed{0};
   std::atomic<std::uint64_t> reconnects{0};
+  std::atomic<std::uint64_t> broken_connections{0};
 
   static void add(std::atomic<std::uint64_t>& total, std::uint64_t n) noexcept {
     total.store(total.load(std::memory_order_relaxed) + n, std::memory_order_relaxed);
@@ -29,6 +30,7 @@ struct AtomicCounters {
     c.resyncs = resyncs.load(std::memory_order_relaxed);
     c.malformed = malformed.load(std::memory_order_relaxed);
     c.reconnects = reconnects.load(std::memory_order_relaxed);
+    c.broken_connections = broken_connections.load(std::memory_order_relaxed);
     return c;
   }
 };

@@ -1,7 +1,8 @@
 // TCP samples over real loopback sockets: samples split at odd byte boundaries, a peer that goes
-// away mid-sample and a new one that carries on (listen and connect mode), the writer, cancellation
-// and a refused connection. Peers run in a second thread; the reader's progress, not time, decides
+// away mid-sample or resets its connection and a new one that carries on (listen and connect mode),
+// the writer, cancellation and a refused connection. Peers run in a second thread; the reader's progress, not time, decides
 // when the test ends (the ctest timeout is only a safety net).
+#include <chrono>
 #include <thread>
 
 #include "eigstream/streaming/sample_format.hpp"
@@ -72,6 +73,37 @@ TEST_CASE("tcp listen: a peer leaving mid-sample and the next one carrying on gi
   CHECK(c.reconnects == 1);
   CHECK(c.malformed == 1);  // the 5 bytes of sample 150 on the first connection
   CHECK(c.bytes == plan.bytes_sent());
+}
+
+TEST_CASE("tcp listen: a peer that resets its connection counts a broken connection, and the next carries on",
+          "[tcp]") {
+  const Plan plan;
+  TcpReaderOptions options;
+  options.channels = plan.channels;
+  TcpSampleReader reader(options);
+
+  bool sent = true;
+  std::thread peer([&] {
+    {
+      RawSocket s(SOCK_STREAM);
+      sent = tcp_connect(s, reader.port()) && send_pieces(s, plan.bytes, 0, plan.split * plan.sample_size, {7, 61});
+      // Once the reader has every sample sent, a close with a zero linger time resets the connection.
+      for (int wait_ms = 0; sent && reader.counters().samples < plan.split && wait_ms < 20000; ++wait_ms)
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+      const linger reset{1, 0};
+      sent = sent && ::setsockopt(s.fd(), SOL_SOCKET, SO_LINGER, &reset, sizeof reset) == 0;
+    }
+    RawSocket s(SOCK_STREAM);
+    sent = sent && tcp_connect(s, reader.port()) && plan.second(s);
+  });
+  const std::vector<sample_t> got = read_samples(reader, plan.count);
+  peer.join();
+  REQUIRE(sent);
+  CHECK(same_samples(got, plan.samples));
+  const ReaderCounters c = reader.counters();
+  CHECK(c.broken_connections == 1);
+  CHECK(c.reconnects == 1);
+  CHECK(c.malformed == 0);
 }
 
 TEST_CASE("tcp connect: the reader reconnects after the server drops it mid-sample", "[tcp]") {

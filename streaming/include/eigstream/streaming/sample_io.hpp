@@ -35,6 +35,8 @@ struct ReaderCounters {
   std::uint64_t resyncs = 0;       // sequence numberings followed anew, no loss counted (UDP)
   std::uint64_t malformed = 0;     // datagrams / frames rejected as malformed and skipped
   std::uint64_t reconnects = 0;    // connections re-established after the peer went away
+  std::uint64_t broken_connections = 0;  // connections that ended in an error (reset by the peer,
+                                         // timed out), not an orderly close: what was in flight is lost
 };
 
 class SampleReader {
