@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
+#include <iomanip>
+#include <sstream>
 #include <string>
 #include <system_error>
 
@@ -28,8 +30,8 @@ bool ends_with(const std::string& s, const std::string& suffix) {
 }
 
 io::SampleFormat format_of(const InputFlags& flags) {
-  io::SampleFormat format;
-  if (!io::parse_sample_format(flags.format + "_le", format))
+  io::SampleFormat format = io::SampleFormat::cf32_le;
+  if (!flags.format.empty() && !io::parse_sample_format(flags.format + "_le", format))
     bad("--format " + flags.format + ": expected cf32 or ci16");
   return format;
 }
@@ -37,6 +39,26 @@ io::SampleFormat format_of(const InputFlags& flags) {
 std::size_t channels_of(const InputFlags& flags, const std::string& what) {
   if (flags.channels == 0) bad(what + " needs --channels (the samples do not say how many there are)");
   return flags.channels;
+}
+
+// Error(invalid_argument) for a raw-input flag given with a SigMF recording that says otherwise.
+void check_against_metadata(const InputFlags& flags, const io::SigmfMetadata& meta, const std::string& meta_path) {
+  const auto disagree = [&](const std::string& flag, const std::string& field, const std::string& says) {
+    bad(flag + " but " + meta_path + " says " + says + " (" + field + ")");
+  };
+  if (flags.channels != 0 && flags.channels != meta.num_channels)
+    disagree("--channels " + std::to_string(flags.channels), "core:num_channels",
+             std::to_string(meta.num_channels) + " channels");
+  if (!flags.format.empty() && format_of(flags) != meta.datatype)
+    disagree("--format " + flags.format, "core:datatype", io::to_string(meta.datatype));
+  const auto hz = [](double rate) {
+    std::ostringstream text;
+    text << std::setprecision(12) << rate;
+    return text.str();
+  };
+  if (flags.sample_rate != 0 && flags.sample_rate != meta.sample_rate)
+    disagree("--sample-rate " + hz(flags.sample_rate), "core:sample_rate",
+             meta.sample_rate > 0 ? hz(meta.sample_rate) + " Hz" : "nothing");
 }
 
 // At least 1 ms: a shorter wait would end the stream at once.
@@ -58,13 +80,15 @@ void add_input_flags(CLI::App& app, InputFlags& flags) {
       ->type_name("[HOST:]PORT");
   group->add_option("--tcp-connect", flags.tcp_connect, "Connect to a sender at HOST:PORT")->type_name("HOST:PORT");
   group->require_option(1);
-  app.add_option("--format", flags.format, "Raw file, UDP, TCP: sample format, cf32 or ci16")
-      ->check(CLI::IsMember({"cf32", "ci16"}))
-      ->capture_default_str();
+  app.add_option("--format", flags.format,
+                 "Raw file, UDP, TCP: sample format, cf32 (default) or ci16 (SigMF says it itself; another is "
+                 "refused)")
+      ->check(CLI::IsMember({"cf32", "ci16"}));
   app.add_option("--channels", flags.channels,
                  "Raw file, UDP, TCP: channels per sample (SigMF says it itself; another count is refused)")
       ->check(CLI::Range(std::size_t(1), io::max_channels));
-  app.add_option("--sample-rate", flags.sample_rate, "Raw file, UDP, TCP: sample rate in Hz (for the summary)")
+  app.add_option("--sample-rate", flags.sample_rate,
+                 "Raw file, UDP, TCP: sample rate in Hz, for the summary (SigMF says it itself; another is refused)")
       ->check(non_negative());
   app.add_flag("--seqnum", flags.seqnum, "UDP: each datagram starts with a little-endian uint64 sequence number");
   app.add_option("--idle-seconds", flags.idle_seconds, "UDP, TCP: end the stream after this long without data (0: never)")
@@ -78,9 +102,7 @@ Input open_input(const InputFlags& flags) {
     if (ends_with(flags.in, ".sigmf-meta") || ends_with(flags.in, ".sigmf-data")) {
       auto reader = std::make_unique<io::SigmfReader>(io::SigmfReaderOptions{flags.in});
       input.sigmf = reader->metadata();
-      if (flags.channels != 0 && flags.channels != input.sigmf->num_channels)
-        bad("--channels " + std::to_string(flags.channels) + " but " + reader->paths().meta + " says " +
-            std::to_string(input.sigmf->num_channels) + " channels (core:num_channels)");
+      check_against_metadata(flags, *input.sigmf, reader->paths().meta);
       input.bytes_per_sample = io::sample_bytes(input.sigmf->datatype, input.sigmf->num_channels);
       input.description = "SigMF " + reader->paths().data + " (" + io::to_string(input.sigmf->datatype) + ", " +
                           std::to_string(input.sigmf->num_channels) + " channels)";

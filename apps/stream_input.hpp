@@ -19,9 +19,9 @@ namespace eigstream::apps {
 
 struct InputFlags {
   std::string in;              // a raw file, or a SigMF recording (NAME.sigmf-meta / NAME.sigmf-data)
-  std::string format = "cf32";  // raw file, UDP, TCP: cf32 or ci16
+  std::string format;           // raw file, UDP, TCP: cf32 (when empty) or ci16 (SigMF says it itself)
   std::size_t channels = 0;     // raw file, UDP, TCP (SigMF says it itself: 0 or the same count)
-  double sample_rate = 0;       // raw file, UDP, TCP: Hz, for the summary; 0: unknown
+  double sample_rate = 0;       // raw file, UDP, TCP: Hz, for the summary; 0: unknown (SigMF: 0 or the same)
   std::string udp;              // [HOST:]PORT to receive datagrams on
   bool seqnum = false;          // UDP datagrams start with a uint64 sequence number
   std::string tcp_listen;       // [HOST:]PORT to accept a sender on

@@ -239,6 +239,10 @@ open("nan.cf32", "wb").write(a.tobytes())'
 check_bad "block 2 \(samples 2048 to 3000\) holds NaN" --in nan.cf32 --channels 4 --block 1024 --out nan.klt --quiet
 check_bad "needs --channels" --in mix.cf32 --out x.klt
 check_bad "--channels 8 but rec\.sigmf-meta says 16 channels" --in rec.sigmf-meta --channels 8 --out x.klt
+check_bad "--format cf32 but rec\.sigmf-meta says ci16_le \(core:datatype\)" --in rec.sigmf-meta --format cf32 --out x.klt
+check_bad "--sample-rate 2000 but rec\.sigmf-meta says 1000000 Hz \(core:sample_rate\)" --in rec.sigmf-meta --sample-rate 2000 --out x.klt
+run_prog "$COMPRESS" --in rec.sigmf-meta --channels 16 --format ci16 --sample-rate 1e6 --components 4 --out agree.klt --quiet
+expect_rc 0 "klt_compress of a SigMF recording with --channels, --format and --sample-rate that agree with it"
 check_bad "--components 20 but the input has 16 channels" --in mix.cf32 --channels 16 --components 20 --out x.klt
 check_bad "excludes" --in mix.cf32 --channels 16 --components 4 --energy 0.9 --out x.klt
 check_bad "--lambda" --in mix.cf32 --channels 16 --lambda 1 --out x.klt
