@@ -86,15 +86,18 @@ Array array_of(const Settings& s, const eigstream::apps::Input& input, std::size
           "one element per channel, --spacing apart"};
 }
 
-// Error(invalid_argument) unless the array fits the input and its elements are apart: elements all at
-// one point see every direction alike.
+// Error(invalid_argument) unless the array fits the input and has two or more elements, not all at one
+// point: one element, or elements all at one point, see every direction alike.
 void check_array(const Array& array, std::size_t channels) {
   const std::vector<eigstream::ArrayGeometry::Position>& p = array.geometry.positions();
   if (p.size() != channels)
     bad("the array (from " + array.origin + ") has " + std::to_string(p.size()) + " elements but the input " +
         std::to_string(channels) + " channels");
+  if (p.size() < 2)
+    bad("the array (from " + array.origin + ") has one element, so no direction can be estimated: MUSIC needs two "
+        "or more");
   const auto at_first = [&p](const eigstream::ArrayGeometry::Position& q) { return q.x == p[0].x && q.y == p[0].y; };
-  if (p.size() > 1 && std::all_of(p.begin(), p.end(), at_first))
+  if (std::all_of(p.begin(), p.end(), at_first))
     bad("the element positions (from " + array.origin + ") coincide: all " + std::to_string(p.size()) +
         " elements are at one point, so no direction can be estimated");
 }
@@ -235,8 +238,8 @@ int main(int argc, char** argv) {
   app.footer(
       "\nArray: --position X:Y (one per element, wavelengths), else --elements N --spacing D (a uniform\n"
       "linear array), else the SigMF recording's spatial:element_geometry, else a uniform linear array of\n"
-      "one element per channel spaced --spacing; elements all at one point are refused. Angles are\n"
-      "degrees from broadside, positive toward the array axis (+x), as siggen writes them.\n\n"
+      "one element per channel spaced --spacing; one element, or elements all at one point, are refused.\n"
+      "Angles are degrees from broadside, positive toward the array axis (+x), as siggen writes them.\n\n"
       "Each block of --block samples gives a covariance (that block's alone, or exponentially forgotten\n"
       "with --lambda), its eigendecomposition warm-started from the previous block's, and one JSON line on\n"
       "stdout: block, first_sample, samples, num_sources (--sources K, or MDL's estimate), doa_deg (MUSIC,\n"

@@ -97,6 +97,7 @@ void add_input_flags(CLI::App& app, InputFlags& flags) {
 }
 
 Input open_input(const InputFlags& flags) {
+  if (flags.seqnum && flags.udp.empty()) bad("--seqnum applies to --udp only");
   Input input;
   if (!flags.in.empty()) {
     if (ends_with(flags.in, ".sigmf-meta") || ends_with(flags.in, ".sigmf-data")) {
