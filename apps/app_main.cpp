@@ -108,6 +108,7 @@ void record_stage_counts(nlohmann::json& summary, const streaming::Pipeline& pip
     if (st.malformed > 0) summary["malformed_" + st.name] = st.malformed;
     if (st.lost_samples > 0) summary["lost_samples"] = st.lost_samples;
     if (st.resyncs > 0) summary["resyncs"] = st.resyncs;
+    if (st.late > 0) summary["late_datagrams"] = st.late;
     if (st.broken_connections > 0) summary["broken_connections"] = st.broken_connections;
   }
 }

@@ -60,7 +60,8 @@ bool run_pipeline(streaming::Pipeline& pipeline, const std::string& program);
 
 // Records in the summary what the pipeline's stages counted, each when not 0: malformed_STAGE (inputs
 // skipped as malformed), and the source's lost_samples (sequence gaps), resyncs (sequence
-// numberings followed anew, no loss counted) and broken_connections (TCP connections reset or
+// numberings followed anew, no loss counted), late_datagrams (UDP datagrams that came late or twice,
+// skipped) and broken_connections (TCP connections reset or
 // timed out rather than closed).
 void record_stage_counts(nlohmann::json& summary, const streaming::Pipeline& pipeline);
 

@@ -14,6 +14,7 @@ struct AtomicCounters {
   std::atomic<std::uint64_t> bytes{0};
   std::atomic<std::uint64_t> lost_samples{0};
   std::atomic<std::uint64_t> resyncs{0};
+  std::atomic<std::uint64_t> late{0};
   std::atomic<std::uint64_t> malformed{0};
   std::atomic<std::uint64_t> reconnects{0};
   std::atomic<std::uint64_t> broken_connections{0};
@@ -28,6 +29,7 @@ struct AtomicCounters {
     c.bytes = bytes.load(std::memory_order_relaxed);
     c.lost_samples = lost_samples.load(std::memory_order_relaxed);
     c.resyncs = resyncs.load(std::memory_order_relaxed);
+    c.late = late.load(std::memory_order_relaxed);
     c.malformed = malformed.load(std::memory_order_relaxed);
     c.reconnects = reconnects.load(std::memory_order_relaxed);
     c.broken_connections = broken_connections.load(std::memory_order_relaxed);

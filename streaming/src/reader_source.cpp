@@ -93,6 +93,7 @@ void ReaderSource::add_counters(StageStats& stats) const {
   const ReaderCounters counters = reader_->counters();
   stats.lost_samples += counters.lost_samples;
   stats.resyncs += counters.resyncs;
+  stats.late += counters.late;
   stats.broken_connections += counters.broken_connections;
   stats.malformed += counters.malformed;
 }

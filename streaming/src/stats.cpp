@@ -79,6 +79,7 @@ std::string format_status(const std::vector<StageStats>& stages, bool overflow) 
     if (s.dropped > 0) append(line, " drop %llu", static_cast<unsigned long long>(s.dropped));
     if (s.lost_samples > 0) append(line, " lost %llu", static_cast<unsigned long long>(s.lost_samples));
     if (s.resyncs > 0) append(line, " resync %llu", static_cast<unsigned long long>(s.resyncs));
+    if (s.late > 0) append(line, " late %llu", static_cast<unsigned long long>(s.late));
     if (s.broken_connections > 0)
       append(line, " broken %llu", static_cast<unsigned long long>(s.broken_connections));
     if (s.malformed > 0) append(line, " bad %llu", static_cast<unsigned long long>(s.malformed));

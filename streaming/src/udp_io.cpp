@@ -49,7 +49,6 @@ struct UdpSampleReader::Impl {
   bool ended = false;
   CancelSignal cancel;
   AtomicCounters counters;
-  std::atomic<std::uint64_t> out_of_order{0};
 
   explicit Impl(const UdpReaderOptions& o)
       : options(o),
@@ -101,7 +100,7 @@ struct UdpSampleReader::Impl {
         AtomicCounters::add(counters.resyncs, 1);
       } else if (have_seqnum && seqnum < next_seqnum) {
         if (next_seqnum - seqnum <= options.reorder_window) {
-          AtomicCounters::add(out_of_order, 1);
+          AtomicCounters::add(counters.late, 1);
           return;
         }
         AtomicCounters::add(counters.resyncs, 1);
@@ -165,7 +164,6 @@ struct UdpSampleReader::Impl {
 UdpSampleReader::UdpSampleReader(const UdpReaderOptions& options) : impl_(std::make_unique<Impl>(options)) {}
 UdpSampleReader::~UdpSampleReader() = default;
 std::uint16_t UdpSampleReader::port() const { return impl_->port; }
-std::uint64_t UdpSampleReader::out_of_order() const { return impl_->out_of_order.load(std::memory_order_relaxed); }
 std::size_t UdpSampleReader::channels() const { return impl_->options.channels; }
 double UdpSampleReader::sample_rate() const { return impl_->options.sample_rate; }
 ReadResult UdpSampleReader::read(sample_t* out, std::size_t max_samples) { return impl_->read(out, max_samples); }

@@ -105,10 +105,10 @@ expect_rc 0 "klt_compress small file"
 cmp -s udp.klt file.klt || fail "the container from UDP differs from the one from the file ($(cat udp.out))"
 ok "UDP input gives the container of the file input"
 
-# UDP datagrams with sequence numbers, one missing and, later, one far ahead (a sender that jumped
-# its numbering, beyond the reader's 65536-datagram gap bound): the summary counts the missing one's
-# samples lost and the jump a resync, and the decompressed stream holds the lost samples as zeros
-# where they were (and none for the jump).
+# UDP datagrams with sequence numbers, one missing, one sent twice and, later, one far ahead (a sender
+# that jumped its numbering, beyond the reader's 65536-datagram gap bound): the summary counts the
+# missing one's samples lost, the repeat a late datagram and the jump a resync, and the decompressed
+# stream holds the lost samples as zeros where they were (and none for the repeat or the jump).
 PORT=$(free_udp_port)
 "$COMPRESS" --udp $PORT --seqnum --channels 16 --components 4 --out gap.klt --quiet --idle-seconds 10 >gap.out 2>gap.err &
 COMPRESSOR=$!
@@ -121,15 +121,16 @@ s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
 for seq in range(1, len(data) // per + 1):
     if seq != 7:  # lost on the way
         number = seq if seq < 100 else seq + (1 << 20)  # the sender jumps ahead at datagram 100
-        s.sendto(struct.pack("<Q", number) + data[(seq - 1) * per:seq * per], ("127.0.0.1", int(sys.argv[1])))
-        time.sleep(0.0002)
+        for _ in range(2 if seq == 50 else 1):  # datagram 50 twice
+            s.sendto(struct.pack("<Q", number) + data[(seq - 1) * per:seq * per], ("127.0.0.1", int(sys.argv[1])))
+            time.sleep(0.0002)
 for _ in range(3):
     s.sendto(b"", ("127.0.0.1", int(sys.argv[1])))
 PY
 wait $COMPRESSOR || { cat gap.err >&2; fail "klt_compress --udp --seqnum failed"; }
 cp gap.out out
-expect_json "j['lost_samples'] == 11 and j['resyncs'] == 1 and j['samples'] == 20000 // 11 * 11 - 11" \
-  "a lost datagram's samples counted, and the jump ahead as a resync"
+expect_json "j['lost_samples'] == 11 and j['late_datagrams'] == 1 and j['resyncs'] == 1 and j['samples'] == 20000 // 11 * 11 - 11" \
+  "a lost datagram's samples counted, the repeat as a late datagram, and the jump ahead as a resync"
 run_prog "$DECOMPRESS" --in gap.klt --out gap.cf32
 expect_rc 0 "klt_decompress of a stream with a gap"
 expect_json "j['gap_samples'] == 11 and j['samples'] == 20000 // 11 * 11" "the gap restored as zeros (counted in samples)"

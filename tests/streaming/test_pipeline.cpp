@@ -296,6 +296,8 @@ TEST_CASE("pipeline: statistics count every item, and latency grows along the ch
     CHECK(stats[i].malformed == 0);
     CHECK(stats[i].lost_samples == 0);
     CHECK(stats[i].resyncs == 0);
+    CHECK(stats[i].late == 0);
+    CHECK(stats[i].broken_connections == 0);
     CHECK(stats[i].items_per_second > 0);
     CHECK(stats[i].bytes_per_second == Approx(stats[i].items_per_second * block_samples * channels * 8));
     CHECK(stats[i].latency_p50_seconds <= stats[i].latency_p99_seconds);
@@ -353,7 +355,9 @@ TEST_CASE("status line: every stage, drops, losses, and the O marker on overflow
   CHECK(es::format_status({source}, false) == "source 12.3k/s 6.40GB/s");
   source.lost_samples = 11;
   source.resyncs = 2;
-  CHECK(es::format_status({source}, false) == "source 12.3k/s 6.40GB/s lost 11 resync 2");
+  source.late = 3;
+  source.broken_connections = 1;
+  CHECK(es::format_status({source}, false) == "source 12.3k/s 6.40GB/s lost 11 resync 2 late 3 broken 1");
 }
 
 TEST_CASE("writer sink: blocks reach the writer in order, a channel mismatch is a clear error", "[streaming]") {

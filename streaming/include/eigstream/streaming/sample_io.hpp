@@ -33,6 +33,7 @@ struct ReaderCounters {
   std::uint64_t bytes = 0;         // payload bytes consumed
   std::uint64_t lost_samples = 0;  // samples known lost (sequence gaps)
   std::uint64_t resyncs = 0;       // sequence numberings followed anew, no loss counted (UDP)
+  std::uint64_t late = 0;          // datagrams that came late or twice, skipped (UDP)
   std::uint64_t malformed = 0;     // datagrams / frames rejected as malformed and skipped
   std::uint64_t reconnects = 0;    // connections re-established after the peer went away
   std::uint64_t broken_connections = 0;  // connections that ended in an error (reset by the peer,

@@ -48,6 +48,7 @@ struct StageStats {
   std::uint64_t malformed = 0;       // inputs rejected as malformed and skipped
   std::uint64_t lost_samples = 0;    // sources: samples known lost at the input (sequence gaps)
   std::uint64_t resyncs = 0;         // sources: sequence numberings followed anew, no loss counted
+  std::uint64_t late = 0;            // sources: datagrams that came late or twice, skipped
   std::uint64_t broken_connections = 0;  // sources: connections that ended in an error (TCP reset)
   double latency_p50_seconds = 0;    // source timestamp to this stage's output, since the start
   double latency_p99_seconds = 0;

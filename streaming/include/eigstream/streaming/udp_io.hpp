@@ -10,7 +10,7 @@
 //   of it by at most max_gap_datagrams is a gap: (missing datagrams) x (its own sample count)
 //   samples are counted as lost and reported in ReadResult::lost_before of the read that delivers
 //   its samples. A datagram behind it by at most reorder_window arrived late or twice: its place in
-//   the stream has passed, so it is skipped and counted in out_of_order(). One further behind, or
+//   the stream has passed, so it is skipped and counted in ReaderCounters::late. One further behind, or
 //   further ahead than max_gap_datagrams (a sender that restarted its numbering, or a corrupt
 //   number), is a resync: the reader follows the new numbering, counts it in
 //   ReaderCounters::resyncs, and reports no loss (a reported loss becomes that many samples of zeros
@@ -50,7 +50,6 @@ class UdpSampleReader final : public SampleReader {
   ~UdpSampleReader() override;
 
   std::uint16_t port() const;  // the bound port
-  std::uint64_t out_of_order() const;
 
   std::size_t channels() const override;
   double sample_rate() const override;
