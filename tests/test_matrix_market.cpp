@@ -247,6 +247,21 @@ TEST_CASE("matrix market: write_files writes every file or none", "[matrix_marke
   CHECK(line == "0.25");
 }
 
+TEST_CASE("matrix market: a bad matrix view is an invalid_argument error naming the file", "[matrix_market]") {
+  TempDir dir;
+  const std::string path = dir.file("view.mtx");
+  const std::vector<double> a(6);
+  const auto short_ld = eigstream::MatrixView<const double>{a.data(), 3, 2, 2};  // ld 2 < 3 rows
+  try {
+    eigstream::write_matrix_market(path, short_ld);
+    FAIL("no error was thrown");
+  } catch (const Error& e) {
+    CHECK(e.code() == ErrorCode::invalid_argument);
+    CHECK(std::string(e.what()) == path + ": cannot write a bad matrix view (3 x 2, ld 2)");
+  }
+  CHECK_FALSE(fs::exists(path));
+}
+
 TEMPLATE_TEST_CASE("values files: one value per line, bit-exact back through strtod", "[matrix_market]", float,
                    double) {
   using R = TestType;

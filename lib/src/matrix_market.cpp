@@ -305,8 +305,8 @@ OutputFile matrix_market_file(const std::string& path, MatrixView<const T> a, co
   if (a.rows < 0 || a.cols < 0 || a.ld < a.rows ||
       (a.data == nullptr && a.rows * a.cols > 0))
     throw Error(ErrorCode::invalid_argument,
-                "write_matrix_market('" + path + "'): bad matrix view (" + std::to_string(a.rows) + " x " +
-                    std::to_string(a.cols) + ", ld " + std::to_string(a.ld) + ")");
+                path + ": cannot write a bad matrix view (" + std::to_string(a.rows) + " x " + std::to_string(a.cols) +
+                    ", ld " + std::to_string(a.ld) + ")");
 
   const auto write = [a, comment](std::ostream& out) {
     const int digits = std::numeric_limits<R>::max_digits10;
