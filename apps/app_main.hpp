@@ -61,9 +61,11 @@ bool run_pipeline(streaming::Pipeline& pipeline, const std::string& program);
 // Records in the summary what the pipeline's stages counted, each when not 0: malformed_STAGE (inputs
 // skipped as malformed), and the source's lost_samples (sequence gaps), resyncs (sequence
 // numberings followed anew, no loss counted), late_datagrams (UDP datagrams that came late or twice,
-// skipped) and broken_connections (TCP connections reset or
-// timed out rather than closed).
+// skipped) and broken_connections (TCP connections reset by the peer rather than closed).
 void record_stage_counts(nlohmann::json& summary, const streaming::Pipeline& pipeline);
+// The keys record_stage_counts may add, for the apps' --help.
+inline const std::string kStageCountsHelp =
+    "lost_samples, late_datagrams and resyncs (UDP), broken_connections (TCP), malformed_STAGE";
 
 // Records the --plot outcome in the summary (the path, or "none: why") and says why on stderr.
 void record_plot(nlohmann::json& summary, const std::string& program, const std::string& path,

@@ -66,7 +66,8 @@ const char* kFormatsHelp =
     "  Coordinate (sparse), pattern and skew-symmetric files are not supported.\n"
     "Output files: values one per line with full round-trip precision; matrices as\n"
     "  '%%MatrixMarket matrix array real|complex general' files. They are written all or\n"
-    "  nothing: when one cannot be written, no output file is created or replaced.\n"
+    "  nothing: when one cannot be written, no output file is created or replaced (a pipe or\n"
+    "  device given as an output is written directly).\n"
     "Real files are solved in real arithmetic, complex files in complex arithmetic, in the\n"
     "precision that --precision names (double by default).\n";
 

@@ -187,7 +187,7 @@ std::string plot(const Settings& s, const Compressor& c, std::size_t channels) {
 int run(const Settings& s) {
   eigstream::apps::Input input = eigstream::apps::open_input(s.input);
   const std::size_t channels = input.reader->channels();
-  const double sample_rate = input.reader->sample_rate();
+  const double sample_rate = input.sample_rate;
   if (s.components > index_t(channels))
     throw Error(ErrorCode::invalid_argument, "--components " + std::to_string(s.components) + " but the input has " +
                                                  std::to_string(channels) + " channels");
@@ -268,9 +268,10 @@ int main(int argc, char** argv) {
       "basis in force; every block's coefficients in the basis in force follow (int16 with a per-block\n"
       "scale, or float32). The container is written as OUT.partial and renamed when complete.\n\n"
       "On success one JSON line on stdout: input_bytes, output_bytes, compression_ratio, snr_db (of the\n"
-      "reconstruction against the input, over all samples; null when it is exact, as JSON has no\n"
-      "infinity), components (of the last block; components_min and components_max), samples_per_second,\n"
-      "backend, and samples, blocks, basis_updates, seconds.\n"
+      "reconstruction against the input, over all samples; null when the error is zero, as JSON has\n"
+      "no infinity), components (of the last block; components_min and components_max), samples_per_second,\n"
+      "backend, and samples, blocks, basis_updates, seconds; and, where not 0, what the input counted:\n" +
+      eigstream::apps::kStageCountsHelp + ".\n"
       "A status line on stderr every second unless --quiet.\n\n"
       "Ctrl-C (SIGINT) or SIGTERM ends the input early: what was read is finished as usual and the summary\n"
       "says \"interrupted\": true (exit code 0); a second one quits at once (exit code 128 + the signal).\n\n"

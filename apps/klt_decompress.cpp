@@ -38,30 +38,37 @@ struct Settings {
 // The restored samples: a raw cf32 file or a SigMF recording, renamed into place when complete.
 std::unique_ptr<eigstream::apps::PendingSampleFile> open_output(const Settings& s, std::size_t channels,
                                                                 double sample_rate) {
-  if (!s.out.empty()) return eigstream::apps::PendingSampleFile::raw(s.out, io::SampleFormat::cf32_le, channels);
+  if (!s.out.empty())
+    return eigstream::apps::PendingSampleFile::raw(s.out, io::SampleFormat::cf32_le, channels, "klt_decompress");
   io::SigmfMetadata meta;
   meta.datatype = io::SampleFormat::cf32_le;
   meta.num_channels = channels;
   meta.sample_rate = sample_rate;
   meta.description = "restored by klt_decompress from " + s.in;
   meta.captures.push_back({});
-  return eigstream::apps::PendingSampleFile::sigmf(s.sigmf, meta);
+  return eigstream::apps::PendingSampleFile::sigmf(s.sigmf, meta, "klt_decompress");
 }
 
-// A gap is written as zeros, and a container may declare any gap: refuses one whose zeros the output's
-// file system has no room for, before writing any of them, rather than fill the disk.
+// A gap is written as zeros, and a container may declare any gap: refuses one whose zeros would leave
+// the output's file system less than kKeepFreeBytes, before writing any of them, rather than fill the
+// disk. (Where the free space cannot be read, the write itself fails when the disk is full.)
+constexpr std::uint64_t kKeepFreeBytes = std::uint64_t(64) << 20;
+
 void check_room_for_gap(const Settings& s, const eigstream::apps::PendingSampleFile& output, std::uint64_t block,
                         std::uint64_t first_sample, std::uint64_t gap, std::size_t channels) {
   namespace fs = std::filesystem;
-  const fs::path where = fs::absolute(output.data_path()).parent_path();
-  const std::uint64_t free_bytes = fs::space(where).available;
+  std::error_code error;
+  const fs::path where = fs::absolute(output.data_path(), error).parent_path();
+  const fs::space_info space = fs::space(where, error);
+  if (error) return;
+  const std::uint64_t room = space.available > kKeepFreeBytes ? space.available - kKeepFreeBytes : 0;
   const std::uint64_t sample_bytes = channels * sizeof(sample_t);
-  if (gap <= free_bytes / sample_bytes) return;
+  if (gap <= room / sample_bytes) return;
   throw Error(ErrorCode::invalid_input,
               s.in + ": block " + std::to_string(block) + " starts at sample " + std::to_string(first_sample) +
                   " after a gap of " + std::to_string(gap) + " lost samples: restoring them as zeros needs " +
                   std::to_string(gap) + " x " + std::to_string(sample_bytes) + " bytes, and " + where.string() +
-                  " has " + std::to_string(free_bytes) + " bytes free");
+                  " has " + std::to_string(space.available) + " bytes free (of which 64 MiB are to stay free)");
 }
 
 int run(const Settings& s) {
@@ -69,14 +76,12 @@ int run(const Settings& s) {
   io::KltReader reader(s.in);
   const std::size_t channels = reader.header().channels;
   const auto output = open_output(s, channels, reader.header().sample_rate);
-  const eigstream::apps::RemoveOnSignal on_signal("klt_decompress", *output);
   io::KltBlock block;
   std::vector<std::complex<float>> basis;
   std::vector<sample_t> samples, zeros;
   bool basis_changed = false;
   std::uint64_t next_sample = 0, gap_samples = 0, blocks = 0;
-  while (reader.next(block, basis, basis_changed)) {
-    ++blocks;
+  for (; reader.next(block, basis, basis_changed); ++blocks) {
     if (block.first_sample > next_sample) {  // samples the compressor's input had lost
       const std::uint64_t gap = block.first_sample - next_sample;
       check_room_for_gap(s, *output, blocks, block.first_sample, gap, channels);

@@ -11,35 +11,48 @@
 
 namespace eigstream::apps {
 
+PendingSampleFile::PendingSampleFile(std::vector<std::pair<std::string, std::string>> renames,
+                                     std::string data_path, const std::string& remove_on_signal)
+    : renames_(std::move(renames)), data_path_(std::move(data_path)) {
+  if (remove_on_signal.empty()) return;
+  on_signal_ = std::make_unique<StopOnSignal>(remove_on_signal, "removing the output unless it is complete",
+                                              [this](int signal) {
+                                                const std::lock_guard<std::mutex> lock(mutex_);
+                                                if (committed_) return;  // complete: the run ends as usual
+                                                remove_temporaries();
+                                                std::_Exit(128 + signal);
+                                              });
+}
+
 std::unique_ptr<PendingSampleFile> PendingSampleFile::raw(const std::string& path, streaming::SampleFormat format,
-                                                          std::size_t channels) {
-  std::unique_ptr<PendingSampleFile> f(new PendingSampleFile());
-  f->renames_ = {{path + ".partial", path}};
-  f->data_path_ = path;
+                                                          std::size_t channels, const std::string& remove_on_signal) {
+  std::unique_ptr<PendingSampleFile> f(new PendingSampleFile({{path + ".partial", path}}, path, remove_on_signal));
+  const std::lock_guard<std::mutex> lock(f->mutex_);
   f->writer_ = std::make_unique<streaming::FileSampleWriter>(f->renames_[0].first, format, channels);
   return f;
 }
 
 std::unique_ptr<PendingSampleFile> PendingSampleFile::sigmf(const std::string& base,
-                                                            const streaming::SigmfMetadata& metadata) {
+                                                            const streaming::SigmfMetadata& metadata,
+                                                            const std::string& remove_on_signal) {
   const streaming::SigmfPaths paths = streaming::sigmf_paths(base);
   const std::string stem = paths.meta.substr(0, paths.meta.size() - std::strlen(".sigmf-meta"));
   const streaming::SigmfPaths temporary = streaming::sigmf_paths(stem + ".partial");
-  std::unique_ptr<PendingSampleFile> f(new PendingSampleFile());
-  f->renames_ = {{temporary.data, paths.data}, {temporary.meta, paths.meta}};
-  f->data_path_ = paths.data;
+  std::unique_ptr<PendingSampleFile> f(new PendingSampleFile(
+      {{temporary.data, paths.data}, {temporary.meta, paths.meta}}, paths.data, remove_on_signal));
+  const std::lock_guard<std::mutex> lock(f->mutex_);
   f->writer_ = std::make_unique<streaming::SigmfWriter>(temporary.meta, metadata);
   return f;
 }
 
 PendingSampleFile::~PendingSampleFile() {
+  on_signal_.reset();  // no signal removes anything from here on
   writer_.reset();
-  if (!committed_)
-    for (const auto& r : renames_) std::remove(r.first.c_str());
+  if (!committed_) remove_temporaries();
 }
 
 void PendingSampleFile::commit() {
-  const std::lock_guard<std::mutex> lock(commit_mutex_);
+  const std::lock_guard<std::mutex> lock(mutex_);
   writer_->flush();
   writer_.reset();
   for (const auto& [temporary, final_path] : renames_)
@@ -48,16 +61,8 @@ void PendingSampleFile::commit() {
   committed_ = true;
 }
 
-void PendingSampleFile::abandon() {
-  const std::lock_guard<std::mutex> lock(commit_mutex_);
-  if (!committed_)
-    for (const auto& r : renames_) std::remove(r.first.c_str());
+void PendingSampleFile::remove_temporaries() const {
+  for (const auto& r : renames_) std::remove(r.first.c_str());
 }
-
-RemoveOnSignal::RemoveOnSignal(const std::string& program, PendingSampleFile& file)
-    : watcher_(program, "removing the unfinished output", [&file](int signal) {
-        file.abandon();
-        std::_Exit(128 + signal);
-      }) {}
 
 }  // namespace eigstream::apps

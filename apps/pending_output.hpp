@@ -18,9 +18,14 @@ namespace eigstream::apps {
 
 class PendingSampleFile {
  public:
+  // With `remove_on_signal` (the program's name, for an output of no use unfinished: siggen's,
+  // klt_decompress's), from before the temporary files exist until the object is gone, a SIGINT or
+  // SIGTERM removes them, unless commit() has renamed them, and ends the process at once with exit
+  // code 128 + the signal. Empty: signals are left alone.
   static std::unique_ptr<PendingSampleFile> raw(const std::string& path, streaming::SampleFormat format,
-                                                std::size_t channels);
-  static std::unique_ptr<PendingSampleFile> sigmf(const std::string& base, const streaming::SigmfMetadata& metadata);
+                                                std::size_t channels, const std::string& remove_on_signal = "");
+  static std::unique_ptr<PendingSampleFile> sigmf(const std::string& base, const streaming::SigmfMetadata& metadata,
+                                                  const std::string& remove_on_signal = "");
   ~PendingSampleFile();  // without commit(): closes and removes the temporary files
   PendingSampleFile(const PendingSampleFile&) = delete;
   PendingSampleFile& operator=(const PendingSampleFile&) = delete;
@@ -29,28 +34,18 @@ class PendingSampleFile {
   const std::string& data_path() const { return data_path_; }  // the final name of the samples
   // Flushes and closes the writer, then renames the files into place (Error(io) when it cannot).
   void commit();
-  // Removes the temporary files, unless commit() has renamed them; safe while another thread writes
-  // or commits (that thread's writes then go to a removed file).
-  void abandon();
 
  private:
-  PendingSampleFile() = default;
+  PendingSampleFile(std::vector<std::pair<std::string, std::string>> renames, std::string data_path,
+                    const std::string& remove_on_signal);
+  void remove_temporaries() const;
 
-  std::unique_ptr<streaming::SampleWriter> writer_;
   std::vector<std::pair<std::string, std::string>> renames_;  // temporary, final; in commit order
   std::string data_path_;
+  std::unique_ptr<streaming::SampleWriter> writer_;
   bool committed_ = false;
-  std::mutex commit_mutex_;  // commit() and abandon() one at a time
-};
-
-// While it lives, a SIGINT or SIGTERM removes `file`'s temporary files and ends the process at once,
-// with exit code 128 + the signal: for an output of no use unfinished (siggen's, klt_decompress's).
-class RemoveOnSignal {
- public:
-  RemoveOnSignal(const std::string& program, PendingSampleFile& file);
-
- private:
-  StopOnSignal watcher_;
+  std::mutex mutex_;  // creating the files, commit() and a signal's removal, one at a time
+  std::unique_ptr<StopOnSignal> on_signal_;
 };
 
 }  // namespace eigstream::apps

@@ -16,7 +16,6 @@
 #include <cstring>
 #include <iostream>
 #include <memory>
-#include <optional>
 #include <stdexcept>
 #include <string>
 #include <thread>
@@ -205,7 +204,7 @@ Output open_output(const Args& a, const Generator& g, io::SampleFormat format, c
   Output o;
   const std::size_t channels = std::size_t(g.channels());
   if (!a.out.empty()) {
-    o.file = eigstream::apps::PendingSampleFile::raw(a.out, format, channels);
+    o.file = eigstream::apps::PendingSampleFile::raw(a.out, format, channels, "siggen");
     o.name = a.out;
   } else if (!a.sigmf.empty()) {
     io::SigmfMetadata m;
@@ -236,7 +235,7 @@ Output open_output(const Args& a, const Generator& g, io::SampleFormat format, c
                       " latent signals at " + std::to_string(a.snr_db) + " dB SNR, seed " + std::to_string(a.seed);
     }
     m.captures.push_back(capture);
-    o.file = eigstream::apps::PendingSampleFile::sigmf(a.sigmf, m);
+    o.file = eigstream::apps::PendingSampleFile::sigmf(a.sigmf, m, "siggen");
     o.name = o.file->data_path();
   } else if (!a.udp.empty()) {
     const auto [host, port] = parse_endpoint("--udp", a.udp);
@@ -309,8 +308,6 @@ int run(const std::string& mode, const Args& a) {
 
   const auto start = std::chrono::steady_clock::now();
   Output o = open_output(a, g, format, sources);
-  std::optional<eigstream::apps::RemoveOnSignal> on_signal;
-  if (o.file) on_signal.emplace("siggen", *o.file);
   const bool status = a.status || ::isatty(STDERR_FILENO);
   const index_t channels = g.channels();
   std::vector<sample_t> block(std::size_t(channels) * a.block);

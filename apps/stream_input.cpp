@@ -41,7 +41,8 @@ std::size_t channels_of(const InputFlags& flags, const std::string& what) {
   return flags.channels;
 }
 
-// Error(invalid_argument) for a raw-input flag given with a SigMF recording that says otherwise.
+// Error(invalid_argument) for a raw-input flag given with a SigMF recording that says otherwise
+// (--sample-rate may give the rate of a recording that states none).
 void check_against_metadata(const InputFlags& flags, const io::SigmfMetadata& meta, const std::string& meta_path) {
   const auto disagree = [&](const std::string& flag, const std::string& field, const std::string& says) {
     bad(flag + " but " + meta_path + " says " + says + " (" + field + ")");
@@ -56,9 +57,8 @@ void check_against_metadata(const InputFlags& flags, const io::SigmfMetadata& me
     text << std::setprecision(12) << rate;
     return text.str();
   };
-  if (flags.sample_rate != 0 && flags.sample_rate != meta.sample_rate)
-    disagree("--sample-rate " + hz(flags.sample_rate), "core:sample_rate",
-             meta.sample_rate > 0 ? hz(meta.sample_rate) + " Hz" : "nothing");
+  if (flags.sample_rate != 0 && meta.sample_rate != 0 && flags.sample_rate != meta.sample_rate)
+    disagree("--sample-rate " + hz(flags.sample_rate), "core:sample_rate", hz(meta.sample_rate) + " Hz");
 }
 
 // At least 1 ms: a shorter wait would end the stream at once.
@@ -88,7 +88,8 @@ void add_input_flags(CLI::App& app, InputFlags& flags) {
                  "Raw file, UDP, TCP: channels per sample (SigMF says it itself; another count is refused)")
       ->check(CLI::Range(std::size_t(1), io::max_channels));
   app.add_option("--sample-rate", flags.sample_rate,
-                 "Raw file, UDP, TCP: sample rate in Hz, for the summary (SigMF says it itself; another is refused)")
+                 "Raw file, UDP, TCP: sample rate in Hz, for the summary (SigMF says it itself where it can; "
+                 "another is refused)")
       ->check(non_negative());
   app.add_flag("--seqnum", flags.seqnum, "UDP: each datagram starts with a little-endian uint64 sequence number");
   app.add_option("--idle-seconds", flags.idle_seconds, "UDP, TCP: end the stream after this long without data (0: never)")
@@ -99,6 +100,7 @@ void add_input_flags(CLI::App& app, InputFlags& flags) {
 Input open_input(const InputFlags& flags) {
   if (flags.seqnum && flags.udp.empty()) bad("--seqnum applies to --udp only");
   Input input;
+  input.sample_rate = flags.sample_rate;
   if (!flags.in.empty()) {
     if (ends_with(flags.in, ".sigmf-meta") || ends_with(flags.in, ".sigmf-data")) {
       auto reader = std::make_unique<io::SigmfReader>(io::SigmfReaderOptions{flags.in});
@@ -108,6 +110,7 @@ Input open_input(const InputFlags& flags) {
       input.description = "SigMF " + reader->paths().data + " (" + io::to_string(input.sigmf->datatype) + ", " +
                           std::to_string(input.sigmf->num_channels) + " channels)";
       input.files = {reader->paths().meta, reader->paths().data};
+      input.sample_rate = input.sigmf->sample_rate != 0 ? input.sigmf->sample_rate : flags.sample_rate;
       input.reader = std::move(reader);
       return input;
     }

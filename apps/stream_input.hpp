@@ -21,7 +21,7 @@ struct InputFlags {
   std::string in;              // a raw file, or a SigMF recording (NAME.sigmf-meta / NAME.sigmf-data)
   std::string format;           // raw file, UDP, TCP: cf32 (when empty) or ci16 (SigMF says it itself)
   std::size_t channels = 0;     // raw file, UDP, TCP (SigMF says it itself: 0 or the same count)
-  double sample_rate = 0;       // raw file, UDP, TCP: Hz, for the summary; 0: unknown (SigMF: 0 or the same)
+  double sample_rate = 0;       // Hz, for the summary; 0: unknown (SigMF: 0, the same, or one it lacks)
   std::string udp;              // [HOST:]PORT to receive datagrams on
   bool seqnum = false;          // UDP datagrams start with a uint64 sequence number
   std::string tcp_listen;       // [HOST:]PORT to accept a sender on
@@ -37,6 +37,7 @@ struct Input {
   std::unique_ptr<streaming::SampleReader> reader;
   std::string description;                        // "file x.cf32 (cf32, 16 channels)", "udp 127.0.0.1:5000", ...
   std::size_t bytes_per_sample = 0;               // of all channels, as the input encodes them
+  double sample_rate = 0;                         // Hz: the recording's, else --sample-rate's; 0: unknown
   std::optional<streaming::SigmfMetadata> sigmf;  // the recording's metadata, for SigMF input
   std::vector<std::string> files;                 // the files read (none for UDP or TCP)
 };

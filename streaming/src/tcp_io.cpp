@@ -166,7 +166,7 @@ struct TcpSampleReader::Impl {
       }
       const ssize_t n = ::recv(peer.get(), buffer.data() + carry, capacity - carry, MSG_DONTWAIT);
       if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) continue;
-      if (n <= 0) {  // orderly close, or the connection broke (reset, timed out)
+      if (n <= 0) {  // orderly close, or the connection broke (reset by the peer)
         if (n < 0) AtomicCounters::add(counters.broken_connections, 1);
         peer_gone();
         continue;

@@ -90,6 +90,7 @@ TEST_CASE("tcp listen: a peer that resets its connection counts a broken connect
       // Once the reader has every sample sent, a close with a zero linger time resets the connection.
       for (int wait_ms = 0; sent && reader.counters().samples < plan.split && wait_ms < 20000; ++wait_ms)
         std::this_thread::sleep_for(std::chrono::milliseconds(1));
+      sent = sent && reader.counters().samples == plan.split;  // else the reader stalled
       const linger reset{1, 0};
       sent = sent && ::setsockopt(s.fd(), SOL_SOCKET, SO_LINGER, &reset, sizeof reset) == 0;
     }

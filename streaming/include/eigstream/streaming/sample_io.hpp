@@ -36,8 +36,8 @@ struct ReaderCounters {
   std::uint64_t late = 0;          // datagrams that came late or twice, skipped (UDP)
   std::uint64_t malformed = 0;     // datagrams / frames rejected as malformed and skipped
   std::uint64_t reconnects = 0;    // connections re-established after the peer went away
-  std::uint64_t broken_connections = 0;  // connections that ended in an error (reset by the peer,
-                                         // timed out), not an orderly close: what was in flight is lost
+  std::uint64_t broken_connections = 0;  // connections that ended in an error (reset by the peer), not
+                                         // an orderly close: what was in flight is lost
 };
 
 class SampleReader {

@@ -1,8 +1,8 @@
 // TCP samples: a byte stream of whole samples (cf32_le or ci16_le, channels interleaved), no
 // framing. The reader reassembles samples split across reads exactly. When the peer goes away it
 // waits for the next one (listen mode: accepts the next connection; connect mode: reconnects with
-// back-off) and counts ReaderCounters::reconnects, and a connection that ended in an error (reset,
-// timed out) in ReaderCounters::broken_connections; a sample the peer left incomplete is dropped and
+// back-off) and counts ReaderCounters::reconnects, and a connection that ended in an error (reset by
+// the peer) in ReaderCounters::broken_connections; a sample the peer left incomplete is dropped and
 // counted as one malformed frame (its bytes are in ReaderCounters::bytes), and the stream goes on
 // with the next connection's first byte as the start of a sample.
 #pragma once
