@@ -94,11 +94,14 @@ void add_input_flags(CLI::App& app, InputFlags& flags) {
   app.add_flag("--seqnum", flags.seqnum, "UDP: each datagram starts with a little-endian uint64 sequence number");
   app.add_option("--idle-seconds", flags.idle_seconds, "UDP, TCP: end the stream after this long without data (0: never)")
       ->check(CLI::Range(0.0, kMaxIdleSeconds))
+      ->each([&flags](const std::string&) { flags.idle_seconds_given = true; })
       ->capture_default_str();
 }
 
 Input open_input(const InputFlags& flags) {
   if (flags.seqnum && flags.udp.empty()) bad("--seqnum applies to --udp only");
+  if (flags.idle_seconds_given && !flags.in.empty())
+    bad("--idle-seconds applies to --udp, --tcp-listen and --tcp-connect, not to a file (--in)");
   Input input;
   input.sample_rate = flags.sample_rate;
   if (!flags.in.empty()) {

@@ -27,6 +27,7 @@ struct InputFlags {
   std::string tcp_listen;       // [HOST:]PORT to accept a sender on
   std::string tcp_connect;      // HOST:PORT of a sender to connect to
   double idle_seconds = 5;      // UDP, TCP: end the stream after this long without data
+  bool idle_seconds_given = false;  // on the command line (a file input refuses it)
 };
 
 // Adds --in, --format, --channels, --sample-rate, --udp, --seqnum, --tcp-listen, --tcp-connect,

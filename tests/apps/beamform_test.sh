@@ -158,6 +158,7 @@ check_bad "element positions \(from same\.sigmf-meta, captures\[0\]\.spatial:ele
 check_bad "the array \(from one element per channel, --spacing apart\) has one element, so no direction can be estimated" \
   --in doa.cf32 --channels 1
 check_bad "--seqnum applies to --udp only" --in doa.cf32 --channels 8 --seqnum
+check_bad "--idle-seconds applies to --udp, --tcp-listen and --tcp-connect, not to a file" --in doa.cf32 --channels 8 --idle-seconds 2
 check_bad "--truth: nan is not a finite number" --in doa.cf32 --channels 8 --truth nan,5
 check_bad "--grid-step: NaN is not a finite number" --in doa.cf32 --channels 8 --grid-step NaN
 check_bad "--idle-seconds" --udp 5999 --channels 8 --idle-seconds 1e300
