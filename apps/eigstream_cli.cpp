@@ -17,6 +17,7 @@
 #include <limits>
 #include <string>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "eigstream/eigstream.hpp"
@@ -67,7 +68,8 @@ const char* kFormatsHelp =
     "Output files: values one per line with full round-trip precision; matrices as\n"
     "  '%%MatrixMarket matrix array real|complex general' files. They are written all or\n"
     "  nothing: when one cannot be written, no output file is created or replaced (a pipe or\n"
-    "  device given as an output is written directly).\n"
+    "  device given as an output is written directly). An output that names an input or\n"
+    "  another output is refused.\n"
     "Real files are solved in real arithmetic, complex files in complex arithmetic, in the\n"
     "precision that --precision names (double by default).\n";
 
@@ -188,6 +190,31 @@ eigstream::Options solver_options(const Args& args) {
 }
 
 std::string shape(index_t rows, index_t cols) { return std::to_string(rows) + " x " + std::to_string(cols); }
+
+// Error(invalid_argument) when an output names the file of an input or of another output: its write
+// would replace the input, or the other output. Checked before anything is read or solved.
+void refuse_shared_paths(const Args& args) {
+  namespace fs = std::filesystem;
+  using Named = std::pair<const char*, const std::string*>;
+  const std::vector<Named> inputs = {{"--in", &args.in}, {"--warm-start", &args.warm_start}};
+  const std::vector<Named> outputs = args.command == Command::evd
+                                         ? std::vector<Named>{{"--values", &args.values}, {"--vectors", &args.vectors}}
+                                         : std::vector<Named>{{"--s", &args.s}, {"--u", &args.u}, {"--v", &args.v}};
+  const auto file_of = [](const std::string& path) {
+    std::error_code error;
+    const fs::path file = fs::weakly_canonical(path, error);
+    return error ? fs::path(path).lexically_normal() : file;
+  };
+  std::vector<Named> named = inputs;
+  for (const Named& output : outputs) {
+    if (output.second->empty()) continue;
+    for (const Named& earlier : named)
+      if (!earlier.second->empty() && file_of(*earlier.second) == file_of(*output.second))
+        throw Error(ErrorCode::invalid_argument, std::string(output.first) + " " + *output.second + " is the file " +
+                                                     earlier.first + " names: writing it would replace that");
+    named.push_back(output);
+  }
+}
 
 void require_nonempty(const Args& args, const MatrixFile& file) {
   if (file.rows == 0 || file.cols == 0)
@@ -385,6 +412,7 @@ int main(int argc, char** argv) {
   args.command = svd->parsed() ? Command::svd : Command::evd;
 
   try {
+    refuse_shared_paths(args);
     const MatrixFile file = eigstream::read_matrix_market(args.in);
     return dispatch(file.is_complex, args.precision == "float", [&](auto zero) {
       using T = decltype(zero);

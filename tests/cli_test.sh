@@ -227,6 +227,17 @@ expect_stderr "^eigstream: no_such_dir/V\.mtx: cannot open for writing" "evd wit
 ! ls ./*.tmp-* >/dev/null 2>&1 || fail "a failed write left a temporary behind: $(ls ./*.tmp-*)"
 ok "an output that cannot be written: exit 2, names it, no other output created or replaced, no temporary left"
 
+cp sym5.mtx sym5_copy.mtx
+run evd --in sym5_copy.mtx --vectors ./sym5_copy.mtx
+expect_rc 2 "evd with --vectors naming the input"
+expect_stderr "^eigstream: --vectors \./sym5_copy\.mtx is the file --in names" "evd with --vectors naming the input"
+cmp -s sym5.mtx sym5_copy.mtx || fail "evd with --vectors naming the input: the input was changed"
+run svd --in wide4x6.mtx --u same.mtx --v same.mtx
+expect_rc 2 "svd with --u and --v naming one file"
+expect_stderr "^eigstream: --v same\.mtx is the file --u names" "svd with --u and --v naming one file"
+[[ ! -e same.mtx ]] || fail "svd with --u and --v naming one file: same.mtx was written"
+ok "an output naming an input or another output: exit 2, names both flags, nothing written"
+
 # ------------------------------------------------------------------------------------------------
 # Bad input and bad usage
 
