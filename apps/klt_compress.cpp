@@ -187,7 +187,7 @@ std::string plot(const Settings& s, const Compressor& c, std::size_t channels) {
 int run(const Settings& s) {
   eigstream::apps::Input input = eigstream::apps::open_input(s.input);
   const std::size_t channels = input.reader->channels();
-  const double sample_rate = input.sample_rate;
+  const double sample_rate = input.reader->sample_rate();
   if (s.components > index_t(channels))
     throw Error(ErrorCode::invalid_argument, "--components " + std::to_string(s.components) + " but the input has " +
                                                  std::to_string(channels) + " channels");

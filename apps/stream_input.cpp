@@ -103,17 +103,18 @@ Input open_input(const InputFlags& flags) {
   if (flags.idle_seconds_given && !flags.in.empty())
     bad("--idle-seconds applies to --udp, --tcp-listen and --tcp-connect, not to a file (--in)");
   Input input;
-  input.sample_rate = flags.sample_rate;
   if (!flags.in.empty()) {
     if (ends_with(flags.in, ".sigmf-meta") || ends_with(flags.in, ".sigmf-data")) {
-      auto reader = std::make_unique<io::SigmfReader>(io::SigmfReaderOptions{flags.in});
+      io::SigmfReaderOptions o;
+      o.path = flags.in;
+      o.sample_rate = flags.sample_rate;  // a rate the metadata lacks
+      auto reader = std::make_unique<io::SigmfReader>(o);
       input.sigmf = reader->metadata();
       check_against_metadata(flags, *input.sigmf, reader->paths().meta);
       input.bytes_per_sample = io::sample_bytes(input.sigmf->datatype, input.sigmf->num_channels);
       input.description = "SigMF " + reader->paths().data + " (" + io::to_string(input.sigmf->datatype) + ", " +
                           std::to_string(input.sigmf->num_channels) + " channels)";
       input.files = {reader->paths().meta, reader->paths().data};
-      input.sample_rate = input.sigmf->sample_rate != 0 ? input.sigmf->sample_rate : flags.sample_rate;
       input.reader = std::move(reader);
       return input;
     }

@@ -38,7 +38,6 @@ struct Input {
   std::unique_ptr<streaming::SampleReader> reader;
   std::string description;                        // "file x.cf32 (cf32, 16 channels)", "udp 127.0.0.1:5000", ...
   std::size_t bytes_per_sample = 0;               // of all channels, as the input encodes them
-  double sample_rate = 0;                         // Hz: the recording's, else --sample-rate's; 0: unknown
   std::optional<streaming::SigmfMetadata> sigmf;  // the recording's metadata, for SigMF input
   std::vector<std::string> files;                 // the files read (none for UDP or TCP)
 };

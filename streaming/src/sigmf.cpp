@@ -329,7 +329,7 @@ struct SigmfReader::Impl {
     file.path = paths.data;
     file.format = metadata.datatype;
     file.channels = metadata.num_channels;
-    file.sample_rate = metadata.sample_rate;
+    file.sample_rate = metadata.sample_rate != 0 ? metadata.sample_rate : o.sample_rate;
     file.loop = o.loop;
     file.rate_limit = o.rate_limit;
     try {

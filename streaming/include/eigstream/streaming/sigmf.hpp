@@ -79,6 +79,7 @@ struct SigmfReaderOptions {
   std::string path;   // base name, .sigmf-meta or .sigmf-data
   bool loop = false;  // as FileReaderOptions
   double rate_limit = 0;
+  double sample_rate = 0;  // Hz, the reader's sample_rate() where the metadata states none
 };
 
 class SigmfReader final : public SampleReader {
